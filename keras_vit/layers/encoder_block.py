@@ -1,0 +1,95 @@
+import keras
+from keras import ops
+
+from keras_vit.layers.attention import MultiHeadDotProductAttention
+
+
+def gelu_tanh(x):
+    """GELU, tanh approximation: the reference's (Flax `nn.gelu`) form."""
+    return ops.gelu(x, approximate=True)
+
+
+@keras.saving.register_keras_serializable(package="keras_vit")
+class TransformerEncoderBlock(keras.layers.Layer):
+    """Pre-LN encoder block of the paper (eq. 2-3):
+    `x + Drop(MHA(LN(x)))`, then `x + MLP(LN(x))` with
+    MLP = Dense(mlp_dim) -> GELU(tanh) -> Drop -> Dense(D) -> Drop.
+    LayerNorm eps is 1e-6 as in the reference.
+    """
+
+    def __init__(
+        self,
+        num_heads,
+        mlp_dim,
+        dropout_rate=0.0,
+        attention_dropout_rate=0.0,
+        layer_norm_epsilon=1e-6,
+        flash_attention=None,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        self.num_heads = int(num_heads)
+        self.mlp_dim = int(mlp_dim)
+        self.dropout_rate = float(dropout_rate)
+        self.attention_dropout_rate = float(attention_dropout_rate)
+        self.layer_norm_epsilon = float(layer_norm_epsilon)
+        self.flash_attention = flash_attention
+        policy = self.dtype_policy
+        self.norm_1 = keras.layers.LayerNormalization(epsilon=layer_norm_epsilon, dtype=policy, name="norm_1")
+        self.attention = MultiHeadDotProductAttention(
+            num_heads, attention_dropout_rate, flash_attention=flash_attention, dtype=policy, name="attention"
+        )
+        self.norm_2 = keras.layers.LayerNormalization(epsilon=layer_norm_epsilon, dtype=policy, name="norm_2")
+        bias_init = keras.initializers.RandomNormal(stddev=1e-6)
+        self.mlp_dense_1 = keras.layers.Dense(
+            mlp_dim, kernel_initializer="glorot_uniform", bias_initializer=bias_init, dtype=policy, name="mlp_dense_1"
+        )
+        self.mlp_dense_2 = None  # width known at build
+        self._bias_init = bias_init
+        self.dropout = keras.layers.Dropout(dropout_rate, dtype=policy)
+
+    def build(self, input_shape):
+        dim = input_shape[-1]
+        self.norm_1.build(input_shape)
+        self.attention.build(input_shape)
+        self.norm_2.build(input_shape)
+        self.mlp_dense_1.build(input_shape)
+        self.mlp_dense_2 = keras.layers.Dense(
+            dim,
+            kernel_initializer="glorot_uniform",
+            bias_initializer=self._bias_init,
+            dtype=self.dtype_policy,
+            name="mlp_dense_2",
+        )
+        self.mlp_dense_2.build(tuple(input_shape[:-1]) + (self.mlp_dim,))
+
+    def call(self, x, training=None, return_attention_scores=False):
+        y = self.norm_1(x)
+        if return_attention_scores:
+            y, scores = self.attention(y, training=training, return_attention_scores=True)
+        else:
+            y = self.attention(y, training=training)
+        x = x + self.dropout(y, training=training)
+        y = self.norm_2(x)
+        y = gelu_tanh(self.mlp_dense_1(y))
+        y = self.dropout(y, training=training)
+        y = self.dropout(self.mlp_dense_2(y), training=training)
+        out = x + y
+        if return_attention_scores:
+            return out, scores
+        return out
+
+    def compute_output_shape(self, input_shape):
+        return input_shape
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            num_heads=self.num_heads,
+            mlp_dim=self.mlp_dim,
+            dropout_rate=self.dropout_rate,
+            attention_dropout_rate=self.attention_dropout_rate,
+            layer_norm_epsilon=self.layer_norm_epsilon,
+            flash_attention=self.flash_attention,
+        )
+        return config

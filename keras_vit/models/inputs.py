@@ -1,0 +1,62 @@
+"""Argument validation and input creation shared by every builder
+(keras.applications conventions: errors quote the received value)."""
+import keras
+
+
+def image_input(input_tensor, input_shape, default_size, divisor, what, weights):
+    """Returns (keras input tensor, (H, W, C)) after validating the shape."""
+    if input_shape is None and input_tensor is not None:
+        input_shape = tuple(input_tensor.shape[1:])
+    if input_shape is None:
+        input_shape = (default_size, default_size, 3)
+    try:
+        input_shape = tuple(input_shape)
+        valid = len(input_shape) == 3
+    except TypeError:
+        valid = False
+    if not valid:
+        raise ValueError(
+            f"input_shape must be (height, width, channels), channels last; received {input_shape!r}"
+        )
+    height, width, channels = input_shape
+    if height is None or width is None:
+        raise ValueError(
+            f"input_shape={input_shape!r}: height and width must be known, since the position "
+            "embedding is sized for one patch grid; build a model per resolution (weights transfer "
+            "and position embeddings resize on load)"
+        )
+    if channels != 3 and weights is not None:
+        raise ValueError(
+            f"input_shape={input_shape!r} has {channels} channel(s), but pretrained weights expect "
+            "3 (RGB); use weights=None to train from scratch on other inputs"
+        )
+    for side, size in (("height", height), ("width", width)):
+        if size <= 0 or size % divisor:
+            lower = max(size // divisor, 1) * divisor
+            raise ValueError(
+                f"input_shape={input_shape!r}: image {side} {size} is not divisible by {divisor}, "
+                f"the {what}; use a multiple such as {lower} or {lower + divisor}"
+            )
+    if input_tensor is None:
+        inputs = keras.Input(shape=input_shape, name="images")
+    elif keras.backend.is_keras_tensor(input_tensor):
+        inputs = input_tensor
+    else:
+        inputs = keras.Input(tensor=input_tensor, shape=input_shape, name="images")
+    return inputs, input_shape
+
+
+def model_inputs(inputs, input_tensor):
+    if input_tensor is not None:
+        return keras.utils.get_source_inputs(input_tensor)
+    return inputs
+
+
+def check_choice(name, value, choices):
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {choices}, received {value!r}")
+
+
+def check_classes(classes, include_top):
+    if include_top and (not isinstance(classes, int) or classes < 1):
+        raise ValueError(f"classes must be a positive int when include_top=True, received {classes!r}")

@@ -1,0 +1,85 @@
+"""The published checkpoints, by builder and tag.
+
+URLs as the authors' code and timm list them (vision_transformer README and
+colab listing, timm default_cfgs, big_transfer README). BiT-S files follow
+big_transfer's own URL template. Tags: `imagenet21k` (pre-training, with
+pre_logits where the original release has them), `imagenet21k+imagenet2012`
+(fine-tuned on ImageNet, 384 px unless the tag says 224), `augreg_*`, `bit_*`.
+"""
+from keras_vit.weights.presets import Preset, register
+
+_TABLE = [
+    # builder, tag, url, image size, classes, representation size
+    ("ViT_B16", "imagenet21k", "https://storage.googleapis.com/vit_models/imagenet21k/ViT-B_16.npz", 224, 21843, 768),
+    ("ViT_B32", "imagenet21k", "https://storage.googleapis.com/vit_models/imagenet21k/ViT-B_32.npz", 224, 21843, 768),
+    ("ViT_L16", "imagenet21k", "https://storage.googleapis.com/vit_models/imagenet21k/ViT-L_16.npz", 224, 21843, 1024),
+    ("ViT_L32", "imagenet21k", "https://storage.googleapis.com/vit_models/imagenet21k/ViT-L_32.npz", 224, 21843, 1024),
+    ("ViT_H14", "imagenet21k", "https://storage.googleapis.com/vit_models/imagenet21k/ViT-H_14.npz", 224, 21843, 1280),
+    ("ViT_B8", "imagenet21k", "https://storage.googleapis.com/vit_models/imagenet21k/ViT-B_8.npz", 224, 21843, None),
+    ("R50_ViT_B16", "imagenet21k", "https://storage.googleapis.com/vit_models/imagenet21k/R50+ViT-B_16.npz", 224, 21843, 768),
+    ("R26_ViT_B32", "imagenet21k", "https://storage.googleapis.com/vit_models/imagenet21k/R26+ViT-B_32.npz", 224, 21843, None),
+    ("R50_ViT_L32", "imagenet21k", "https://storage.googleapis.com/vit_models/imagenet21k/R50+ViT-L_32.npz", 224, 21843, None),
+    ("ViT_B16", "imagenet21k+imagenet2012", "https://storage.googleapis.com/vit_models/imagenet21k+imagenet2012/ViT-B_16.npz", 384, 1000, None),
+    ("ViT_B16", "imagenet21k+imagenet2012-224", "https://storage.googleapis.com/vit_models/imagenet21k+imagenet2012/ViT-B_16-224.npz", 224, 1000, None),
+    ("ViT_B32", "imagenet21k+imagenet2012", "https://storage.googleapis.com/vit_models/imagenet21k+imagenet2012/ViT-B_32.npz", 384, 1000, None),
+    ("ViT_L16", "imagenet21k+imagenet2012", "https://storage.googleapis.com/vit_models/imagenet21k+imagenet2012/ViT-L_16.npz", 384, 1000, None),
+    ("ViT_L16", "imagenet21k+imagenet2012-224", "https://storage.googleapis.com/vit_models/imagenet21k+imagenet2012/ViT-L_16-224.npz", 224, 1000, None),
+    ("ViT_L32", "imagenet21k+imagenet2012", "https://storage.googleapis.com/vit_models/imagenet21k+imagenet2012/ViT-L_32.npz", 384, 1000, None),
+    ("R50_ViT_B16", "imagenet21k+imagenet2012", "https://storage.googleapis.com/vit_models/imagenet21k+imagenet2012/R50+ViT-B_16.npz", 384, 1000, None),
+    ("ViT_Ti16", "augreg_in21k", "https://storage.googleapis.com/vit_models/augreg/Ti_16-i21k-300ep-lr_0.001-aug_none-wd_0.03-do_0.0-sd_0.0.npz", 224, 21843, None),
+    ("ViT_Ti16", "augreg_in21k_ft_in1k_224", "https://storage.googleapis.com/vit_models/augreg/Ti_16-i21k-300ep-lr_0.001-aug_none-wd_0.03-do_0.0-sd_0.0--imagenet2012-steps_20k-lr_0.03-res_224.npz", 224, 1000, None),
+    ("ViT_Ti16", "augreg_in21k_ft_in1k_384", "https://storage.googleapis.com/vit_models/augreg/Ti_16-i21k-300ep-lr_0.001-aug_none-wd_0.03-do_0.0-sd_0.0--imagenet2012-steps_20k-lr_0.03-res_384.npz", 384, 1000, None),
+    ("ViT_S32", "augreg_in21k", "https://storage.googleapis.com/vit_models/augreg/S_32-i21k-300ep-lr_0.001-aug_light1-wd_0.03-do_0.0-sd_0.0.npz", 224, 21843, None),
+    ("ViT_S32", "augreg_in21k_ft_in1k_224", "https://storage.googleapis.com/vit_models/augreg/S_32-i21k-300ep-lr_0.001-aug_light1-wd_0.03-do_0.0-sd_0.0--imagenet2012-steps_20k-lr_0.03-res_224.npz", 224, 1000, None),
+    ("ViT_S32", "augreg_in21k_ft_in1k_384", "https://storage.googleapis.com/vit_models/augreg/S_32-i21k-300ep-lr_0.001-aug_light1-wd_0.03-do_0.0-sd_0.0--imagenet2012-steps_20k-lr_0.03-res_384.npz", 384, 1000, None),
+    ("ViT_S16", "augreg_in21k", "https://storage.googleapis.com/vit_models/augreg/S_16-i21k-300ep-lr_0.001-aug_light1-wd_0.03-do_0.0-sd_0.0.npz", 224, 21843, None),
+    ("ViT_S16", "augreg_in21k_ft_in1k_224", "https://storage.googleapis.com/vit_models/augreg/S_16-i21k-300ep-lr_0.001-aug_light1-wd_0.03-do_0.0-sd_0.0--imagenet2012-steps_20k-lr_0.03-res_224.npz", 224, 1000, None),
+    ("ViT_S16", "augreg_in21k_ft_in1k_384", "https://storage.googleapis.com/vit_models/augreg/S_16-i21k-300ep-lr_0.001-aug_light1-wd_0.03-do_0.0-sd_0.0--imagenet2012-steps_20k-lr_0.03-res_384.npz", 384, 1000, None),
+    ("ViT_B32", "augreg_in21k", "https://storage.googleapis.com/vit_models/augreg/B_32-i21k-300ep-lr_0.001-aug_medium1-wd_0.03-do_0.0-sd_0.0.npz", 224, 21843, None),
+    ("ViT_B32", "augreg_in21k_ft_in1k_224", "https://storage.googleapis.com/vit_models/augreg/B_32-i21k-300ep-lr_0.001-aug_medium1-wd_0.03-do_0.0-sd_0.0--imagenet2012-steps_20k-lr_0.03-res_224.npz", 224, 1000, None),
+    ("ViT_B32", "augreg_in21k_ft_in1k_384", "https://storage.googleapis.com/vit_models/augreg/B_32-i21k-300ep-lr_0.001-aug_light1-wd_0.1-do_0.0-sd_0.0--imagenet2012-steps_20k-lr_0.03-res_384.npz", 384, 1000, None),
+    ("ViT_B16", "augreg_in21k", "https://storage.googleapis.com/vit_models/augreg/B_16-i21k-300ep-lr_0.001-aug_medium1-wd_0.1-do_0.0-sd_0.0.npz", 224, 21843, None),
+    ("ViT_B16", "augreg_in21k_ft_in1k_224", "https://storage.googleapis.com/vit_models/augreg/B_16-i21k-300ep-lr_0.001-aug_medium1-wd_0.1-do_0.0-sd_0.0--imagenet2012-steps_20k-lr_0.01-res_224.npz", 224, 1000, None),
+    ("ViT_B16", "augreg_in21k_ft_in1k_384", "https://storage.googleapis.com/vit_models/augreg/B_16-i21k-300ep-lr_0.001-aug_medium1-wd_0.1-do_0.0-sd_0.0--imagenet2012-steps_20k-lr_0.01-res_384.npz", 384, 1000, None),
+    ("ViT_B8", "augreg_in21k", "https://storage.googleapis.com/vit_models/augreg/B_8-i21k-300ep-lr_0.001-aug_medium1-wd_0.1-do_0.0-sd_0.0.npz", 224, 21843, None),
+    ("ViT_B8", "augreg_in21k_ft_in1k_224", "https://storage.googleapis.com/vit_models/augreg/B_8-i21k-300ep-lr_0.001-aug_medium1-wd_0.1-do_0.0-sd_0.0--imagenet2012-steps_20k-lr_0.01-res_224.npz", 224, 1000, None),
+    ("ViT_L16", "augreg_in21k", "https://storage.googleapis.com/vit_models/augreg/L_16-i21k-300ep-lr_0.001-aug_medium1-wd_0.1-do_0.1-sd_0.1.npz", 224, 21843, None),
+    ("ViT_L16", "augreg_in21k_ft_in1k_224", "https://storage.googleapis.com/vit_models/augreg/L_16-i21k-300ep-lr_0.001-aug_medium1-wd_0.1-do_0.1-sd_0.1--imagenet2012-steps_20k-lr_0.01-res_224.npz", 224, 1000, None),
+    ("ViT_L16", "augreg_in21k_ft_in1k_384", "https://storage.googleapis.com/vit_models/augreg/L_16-i21k-300ep-lr_0.001-aug_medium1-wd_0.1-do_0.1-sd_0.1--imagenet2012-steps_20k-lr_0.01-res_384.npz", 384, 1000, None),
+    ("R_ViT_Ti16", "augreg_in21k", "https://storage.googleapis.com/vit_models/augreg/R_Ti_16-i21k-300ep-lr_0.001-aug_none-wd_0.03-do_0.0-sd_0.0.npz", 224, 21843, None),
+    ("R_ViT_Ti16", "augreg_in21k_ft_in1k_224", "https://storage.googleapis.com/vit_models/augreg/R_Ti_16-i21k-300ep-lr_0.001-aug_none-wd_0.03-do_0.0-sd_0.0--imagenet2012-steps_20k-lr_0.03-res_224.npz", 224, 1000, None),
+    ("R_ViT_Ti16", "augreg_in21k_ft_in1k_384", "https://storage.googleapis.com/vit_models/augreg/R_Ti_16-i21k-300ep-lr_0.001-aug_none-wd_0.03-do_0.0-sd_0.0--imagenet2012-steps_20k-lr_0.03-res_384.npz", 384, 1000, None),
+    ("R26_ViT_S32", "augreg_in21k", "https://storage.googleapis.com/vit_models/augreg/R26_S_32-i21k-300ep-lr_0.001-aug_medium2-wd_0.03-do_0.0-sd_0.0.npz", 224, 21843, None),
+    ("R26_ViT_S32", "augreg_in21k_ft_in1k_224", "https://storage.googleapis.com/vit_models/augreg/R26_S_32-i21k-300ep-lr_0.001-aug_light0-wd_0.03-do_0.1-sd_0.1--imagenet2012-steps_20k-lr_0.03-res_224.npz", 224, 1000, None),
+    ("R26_ViT_S32", "augreg_in21k_ft_in1k_384", "https://storage.googleapis.com/vit_models/augreg/R26_S_32-i21k-300ep-lr_0.001-aug_medium2-wd_0.03-do_0.0-sd_0.0--imagenet2012-steps_20k-lr_0.03-res_384.npz", 384, 1000, None),
+    ("R50_ViT_L32", "augreg_in21k", "https://storage.googleapis.com/vit_models/augreg/R50_L_32-i21k-300ep-lr_0.001-aug_medium2-wd_0.1-do_0.0-sd_0.0.npz", 224, 21843, None),
+    ("R50_ViT_L32", "augreg_in21k_ft_in1k_224", "https://storage.googleapis.com/vit_models/augreg/R50_L_32-i21k-300ep-lr_0.001-aug_medium1-wd_0.1-do_0.1-sd_0.1--imagenet2012-steps_20k-lr_0.01-res_224.npz", 224, 1000, None),
+    ("R50_ViT_L32", "augreg_in21k_ft_in1k_384", "https://storage.googleapis.com/vit_models/augreg/R50_L_32-i21k-300ep-lr_0.001-aug_medium2-wd_0.1-do_0.0-sd_0.0--imagenet2012-steps_20k-lr_0.01-res_384.npz", 384, 1000, None),
+    ("ViT_S16", "augreg_in1k_224", "https://storage.googleapis.com/vit_models/augreg/S_16-i1k-300ep-lr_0.001-aug_medium2-wd_0.1-do_0.0-sd_0.0--imagenet2012-steps_20k-lr_0.01-res_224.npz", 224, 1000, None),
+    ("ViT_S16", "augreg_in1k_384", "https://storage.googleapis.com/vit_models/augreg/S_16-i1k-300ep-lr_0.001-aug_medium2-wd_0.1-do_0.0-sd_0.0--imagenet2012-steps_20k-lr_0.01-res_384.npz", 384, 1000, None),
+    ("ViT_B32", "augreg_in1k_224", "https://storage.googleapis.com/vit_models/augreg/B_32-i1k-300ep-lr_0.001-aug_medium2-wd_0.1-do_0.1-sd_0.1--imagenet2012-steps_20k-lr_0.01-res_224.npz", 224, 1000, None),
+    ("ViT_B32", "augreg_in1k_384", "https://storage.googleapis.com/vit_models/augreg/B_32-i1k-300ep-lr_0.001-aug_medium2-wd_0.1-do_0.1-sd_0.1--imagenet2012-steps_20k-lr_0.01-res_384.npz", 384, 1000, None),
+    ("ViT_B16", "augreg_in1k_224", "https://storage.googleapis.com/vit_models/augreg/B_16-i1k-300ep-lr_0.001-aug_strong2-wd_0.1-do_0.1-sd_0.1--imagenet2012-steps_20k-lr_0.01-res_224.npz", 224, 1000, None),
+    ("ViT_B16", "augreg_in1k_384", "https://storage.googleapis.com/vit_models/augreg/B_16-i1k-300ep-lr_0.001-aug_strong2-wd_0.1-do_0.1-sd_0.1--imagenet2012-steps_20k-lr_0.01-res_384.npz", 384, 1000, None),
+    ("BiT_R50x1", "bit_m", "https://storage.googleapis.com/bit_models/BiT-M-R50x1.npz", 224, 21843, None),
+    ("BiT_R50x3", "bit_m", "https://storage.googleapis.com/bit_models/BiT-M-R50x3.npz", 224, 21843, None),
+    ("BiT_R101x1", "bit_m", "https://storage.googleapis.com/bit_models/BiT-M-R101x1.npz", 224, 21843, None),
+    ("BiT_R101x3", "bit_m", "https://storage.googleapis.com/bit_models/BiT-M-R101x3.npz", 224, 21843, None),
+    ("BiT_R152x2", "bit_m", "https://storage.googleapis.com/bit_models/BiT-M-R152x2.npz", 224, 21843, None),
+    ("BiT_R152x4", "bit_m", "https://storage.googleapis.com/bit_models/BiT-M-R152x4.npz", 224, 21843, None),
+    ("BiT_R50x1", "bit_m+imagenet2012", "https://storage.googleapis.com/bit_models/BiT-M-R50x1-ILSVRC2012.npz", 448, 1000, None),
+    ("BiT_R50x3", "bit_m+imagenet2012", "https://storage.googleapis.com/bit_models/BiT-M-R50x3-ILSVRC2012.npz", 448, 1000, None),
+    ("BiT_R101x1", "bit_m+imagenet2012", "https://storage.googleapis.com/bit_models/BiT-M-R101x1-ILSVRC2012.npz", 448, 1000, None),
+    ("BiT_R101x3", "bit_m+imagenet2012", "https://storage.googleapis.com/bit_models/BiT-M-R101x3-ILSVRC2012.npz", 448, 1000, None),
+    ("BiT_R152x2", "bit_m+imagenet2012", "https://storage.googleapis.com/bit_models/BiT-M-R152x2-ILSVRC2012.npz", 448, 1000, None),
+    ("BiT_R152x4", "bit_m+imagenet2012", "https://storage.googleapis.com/bit_models/BiT-M-R152x4-ILSVRC2012.npz", 480, 1000, None),
+    ("BiT_R50x1", "bit_s", "https://storage.googleapis.com/bit_models/BiT-S-R50x1.npz", 224, 1000, None),
+    ("BiT_R50x3", "bit_s", "https://storage.googleapis.com/bit_models/BiT-S-R50x3.npz", 224, 1000, None),
+    ("BiT_R101x1", "bit_s", "https://storage.googleapis.com/bit_models/BiT-S-R101x1.npz", 224, 1000, None),
+    ("BiT_R101x3", "bit_s", "https://storage.googleapis.com/bit_models/BiT-S-R101x3.npz", 224, 1000, None),
+    ("BiT_R152x2", "bit_s", "https://storage.googleapis.com/bit_models/BiT-S-R152x2.npz", 224, 1000, None),
+    ("BiT_R152x4", "bit_s", "https://storage.googleapis.com/bit_models/BiT-S-R152x4.npz", 224, 1000, None),
+]
+
+for _builder, _tag, _url, _size, _classes, _rep in _TABLE:
+    register(_builder, _tag, Preset(_url, _size, _classes, _rep))
