@@ -1,0 +1,30 @@
+# Two commands on a fresh machine (both create and use .venv):
+#   make demo   install, then a short offline pretrain-then-fine-tune run
+#   make test   install, then the whole test suite on every Keras backend
+VENV := .venv
+PY := $(VENV)/bin/python
+BACKENDS ?= tensorflow jax torch
+export TF_CPP_MIN_LOG_LEVEL ?= 3
+
+.PHONY: install demo test
+
+$(VENV)/.installed: setup.cfg pyproject.toml
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e ".[jax,torch,test]"
+	touch $@
+
+install: $(VENV)/.installed
+
+demo: install
+	KERAS_BACKEND=$${KERAS_BACKEND:-jax} $(PY) recipes/demo.py --workdir=runs/demo
+
+# Each backend in its own process (KERAS_BACKEND is read at import); the
+# full-size builders (parameter counts only) run once, on the first backend.
+test: install
+	@set -e; first=1; for b in $(BACKENDS); do \
+	  echo "=== KERAS_BACKEND=$$b"; \
+	  if [ $$first = 1 ]; then marks=""; else marks="not large"; fi; \
+	  KERAS_BACKEND=$$b $(PY) -m pytest -q -n 2 -p no:cacheprovider -m "$$marks"; \
+	  first=0; \
+	done
