@@ -125,3 +125,23 @@ def test_hybrid_size_must_match_total_stride():
 def test_wrong_channels_with_weights(tmp_path):
     with pytest.raises(ValueError, match="1 channel\\(s\\), but pretrained weights expect 3"):
         keras_vit.ViT_B16(weights="imagenet21k", input_shape=(224, 224, 1))
+
+
+@pytest.mark.parametrize("family", ["vit", "hybrid", "bit"])
+def test_mixed_bfloat16(family):
+    import keras
+
+    keras.config.set_dtype_policy("mixed_bfloat16")
+    try:
+        if family == "vit":
+            model = keras_vit.VisionTransformer(**TINY_VIT, input_shape=(16, 16, 3), classes=3)
+        elif family == "hybrid":
+            model = keras_vit.VisionTransformer(**dict(TINY_VIT, patch_size=2), resnet_stages=(), input_shape=(32, 32, 3), classes=3)
+        else:
+            model = keras_vit.ResNetV2((1, 1, 1, 1), input_shape=(32, 32, 3), classes=3)
+        x = np.random.default_rng(0).normal(size=(2,) + model.input_shape[1:]).astype("float32")
+        y = model(x)
+        assert keras.backend.standardize_dtype(y.dtype) == "float32"
+        assert np.isfinite(to_np(y)).all()
+    finally:
+        keras.config.set_dtype_policy("float32")

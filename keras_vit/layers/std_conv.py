@@ -21,7 +21,10 @@ class StdConv2D(keras.layers.Conv2D):
         self.epsilon_in_sqrt = bool(epsilon_in_sqrt)
 
     def standardized_kernel(self, kernel):
-        kernel = ops.cast(kernel, "float32")
+        kernel = ops.convert_to_tensor(kernel)
+        if keras.backend.standardize_dtype(kernel.dtype) in ("float16", "bfloat16"):
+            # Statistics in float32: low precision cannot hold eps 1e-10.
+            kernel = ops.cast(kernel, "float32")
         mean, var = ops.moments(kernel, axes=(0, 1, 2), keepdims=True)
         if self.epsilon_in_sqrt:
             return (kernel - mean) * ops.rsqrt(var + self.epsilon)

@@ -60,3 +60,9 @@ def check_choice(name, value, choices):
 def check_classes(classes, include_top):
     if include_top and (not isinstance(classes, int) or classes < 1):
         raise ValueError(f"classes must be a positive int when include_top=True, received {classes!r}")
+
+
+def head_dtype():
+    """Logits in float32 under mixed precision, as keras.applications does."""
+    policy = keras.config.dtype_policy()
+    return "float32" if policy.compute_dtype != policy.variable_dtype else None

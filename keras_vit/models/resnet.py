@@ -2,7 +2,7 @@
 import keras
 
 from keras_vit.layers import BiTRoot, PreActBottleneck
-from keras_vit.models.inputs import check_choice, check_classes, image_input, model_inputs
+from keras_vit.models.inputs import check_choice, check_classes, head_dtype, image_input, model_inputs
 from keras_vit.models.variants import BIT_DEPTHS
 
 
@@ -54,7 +54,9 @@ def ResNetV2(
     elif pooling == "max":
         x = keras.layers.GlobalMaxPooling2D(name="max_pool")(x)
     if include_top:
-        x = keras.layers.Dense(classes, activation=classifier_activation, kernel_initializer="zeros", name="head")(x)
+        x = keras.layers.Dense(
+            classes, activation=classifier_activation, kernel_initializer="zeros", name="head", dtype=head_dtype()
+        )(x)
     model = keras.Model(model_inputs(inputs, input_tensor), x, name=name or "resnetv2")
     if weights is not None:
         load_weights(model, weights, preset_family=preset_family)

@@ -10,7 +10,7 @@ from keras_vit.layers import (
     TokenPooling,
     TransformerEncoderBlock,
 )
-from keras_vit.models.inputs import check_choice, check_classes, image_input, model_inputs
+from keras_vit.models.inputs import check_choice, check_classes, head_dtype, image_input, model_inputs
 from keras_vit.models.variants import decode_variant
 
 
@@ -125,18 +125,12 @@ def VisionTransformer(
             activation=classifier_activation,
             kernel_initializer="zeros",
             name="head",
-            dtype=_head_dtype(),
+            dtype=head_dtype(),
         )(x)
     model = keras.Model(model_inputs(inputs, input_tensor), x, name=name or "vision_transformer")
     if weights is not None:
         load_weights(model, weights, preset_family=preset_family)
     return model
-
-
-def _head_dtype():
-    # Logits in float32 under mixed precision, as keras.applications does.
-    policy = keras.config.dtype_policy()
-    return "float32" if policy.compute_dtype != policy.variable_dtype else None
 
 
 def _named(builder_name, variant, doc_name):
