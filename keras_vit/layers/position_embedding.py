@@ -76,7 +76,7 @@ class PositionEmbedding(keras.layers.Layer):
         )
 
     def save_own_variables(self, store):
-        store["0"] = self.pos_embedding.numpy() if hasattr(self.pos_embedding, "numpy") else ops.convert_to_numpy(self.pos_embedding)
+        store["0"] = self.pos_embedding
         store["grid_size"] = np.asarray(self.grid_size, dtype="int64")
 
     def load_own_variables(self, store):
