@@ -145,3 +145,14 @@ def test_mixed_bfloat16(family):
         assert np.isfinite(to_np(y)).all()
     finally:
         keras.config.set_dtype_policy("float32")
+
+
+def test_input_tensor_and_shape_must_agree():
+    import keras
+
+    with pytest.raises(ValueError, match="disagrees with input_tensor"):
+        keras_vit.VisionTransformer(**TINY_VIT, input_tensor=keras.Input((32, 32, 3)), input_shape=(16, 16, 3))
+    with pytest.raises(ValueError, match="must be a Keras tensor"):
+        keras_vit.VisionTransformer(**TINY_VIT, input_tensor=np.zeros((1, 16, 16, 3)))
+    with pytest.raises(ValueError, match="channels must be known"):
+        keras_vit.VisionTransformer(**TINY_VIT, input_tensor=keras.Input((16, 16, None)))

@@ -185,3 +185,40 @@ def test_bit_new_head(tmp_path):
     spec, ref = load_case("bit_r50x1_h10")
     same = keras_vit.BiT_R50x1(weights=path, input_shape=(64, 64, 3), classes=10)
     np.testing.assert_allclose(predict(same, images("bit_r50x1_h10")), ref, atol=1e-4 * np.abs(ref).max())
+
+
+def test_non_square_grid_npz_round_trip(tmp_path):
+    """A 2x8 grid has a square token count (16): it must not be 'resized'."""
+    model = randomize(_tiny(input_shape=(8, 32, 3)))
+    path = keras_vit.save_npz(model, os.path.join(tmp_path, "wide.npz"))
+    again = _tiny(input_shape=(8, 32, 3), weights=path)
+    x = np.random.default_rng(0).normal(size=(2, 8, 32, 3)).astype("float32")
+    np.testing.assert_array_equal(predict(again, x), predict(model, x))
+
+
+def test_h5_classifier_layers_the_model_lacks(tmp_path, caplog):
+    model = randomize(_tiny())
+    path = os.path.join(tmp_path, "m.weights.h5")
+    model.save_weights(path)
+    features = _tiny(include_top=False, representation_size=None, weights=path)
+    np.testing.assert_array_equal(
+        to_np(features.get_layer("encoder_norm").gamma), to_np(model.get_layer("encoder_norm").gamma)
+    )
+    with caplog.at_level(logging.WARNING, logger="keras_vit"):
+        no_pre = _tiny(representation_size=None, weights=path)
+    assert "pre_logits" in caplog.text
+    assert not to_np(no_pre.get_layer("head").kernel).any()
+
+
+def test_weights_of_wrong_type():
+    with pytest.raises(keras_vit.WeightsError, match="received 123"):
+        _tiny(weights=123)
+
+
+def test_corrupt_download_is_not_cached(tmp_path, monkeypatch):
+    monkeypatch.setenv("KERAS_HOME", str(tmp_path / "keras_home"))
+    junk = tmp_path / "junk.npz"
+    junk.write_text("not a zip")
+    with pytest.raises(keras_vit.WeightsError, match="not a readable"):
+        _tiny(weights=junk.as_uri())
+    assert not list((tmp_path / "keras_home").rglob("junk.npz"))

@@ -5,8 +5,18 @@ import keras
 
 def image_input(input_tensor, input_shape, default_size, divisor, what, weights):
     """Returns (keras input tensor, (H, W, C)) after validating the shape."""
-    if input_shape is None and input_tensor is not None:
-        input_shape = tuple(input_tensor.shape[1:])
+    if input_tensor is not None:
+        if not keras.backend.is_keras_tensor(input_tensor):
+            raise ValueError(
+                f"input_tensor must be a Keras tensor (e.g. keras.Input(...)), received {type(input_tensor).__name__}"
+            )
+        tensor_shape = tuple(input_tensor.shape[1:])
+        if input_shape is not None and tuple(input_shape) != tensor_shape:
+            raise ValueError(
+                f"input_shape={tuple(input_shape)!r} disagrees with input_tensor's shape {tensor_shape!r}; "
+                "pass one of them"
+            )
+        input_shape = tensor_shape
     if input_shape is None:
         input_shape = (default_size, default_size, 3)
     try:
@@ -19,6 +29,8 @@ def image_input(input_tensor, input_shape, default_size, divisor, what, weights)
             f"input_shape must be (height, width, channels), channels last; received {input_shape!r}"
         )
     height, width, channels = input_shape
+    if not isinstance(channels, int) or channels < 1:
+        raise ValueError(f"input_shape={input_shape!r}: the number of channels must be known and positive")
     if height is None or width is None:
         raise ValueError(
             f"input_shape={input_shape!r}: height and width must be known, since the position "
@@ -38,12 +50,8 @@ def image_input(input_tensor, input_shape, default_size, divisor, what, weights)
                 f"the {what}; use a multiple such as {lower} or {lower + divisor}"
             )
     if input_tensor is None:
-        inputs = keras.Input(shape=input_shape, name="images")
-    elif keras.backend.is_keras_tensor(input_tensor):
-        inputs = input_tensor
-    else:
-        inputs = keras.Input(tensor=input_tensor, shape=input_shape, name="images")
-    return inputs, input_shape
+        return keras.Input(shape=input_shape, name="images"), input_shape
+    return input_tensor, input_shape
 
 
 def model_inputs(inputs, input_tensor):
@@ -58,7 +66,7 @@ def check_choice(name, value, choices):
 
 
 def check_classes(classes, include_top):
-    if include_top and (not isinstance(classes, int) or classes < 1):
+    if include_top and (not isinstance(classes, int) or isinstance(classes, bool) or classes < 1):
         raise ValueError(f"classes must be a positive int when include_top=True, received {classes!r}")
 
 

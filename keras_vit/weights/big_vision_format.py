@@ -37,10 +37,9 @@ def to_vit_layout(entries):
     for key, entry in stripped.items():
         if key.startswith("Transformer/encoderblock/"):
             rest = _rename_block_part(key[len("Transformer/encoderblock/"):])
+            stack = _Stack(entry)
             for i in range(entry.shape[0]):
-                out[f"Transformer/encoderblock_{i}/{rest}"] = Entry(
-                    entry.shape[1:], lambda entry=entry, i=i: np.asarray(entry.load()[i])
-                )
+                out[f"Transformer/encoderblock_{i}/{rest}"] = Entry(entry.shape[1:], lambda stack=stack, i=i: stack.layer(i))
         elif re.match(r"Transformer/encoderblock_\d+/", key):
             head, rest = key.split("/", 2)[:2], key.split("/", 2)[2]
             out["/".join(head) + "/" + _rename_block_part(rest)] = entry
@@ -57,6 +56,23 @@ def to_vit_layout(entries):
         else:
             out[key] = entry
     return out
+
+
+class _Stack:
+    """A stacked (layers, ...) array read once and kept only until every
+    layer's slice has been taken."""
+
+    def __init__(self, entry):
+        self.entry, self.value, self.taken = entry, None, set()
+
+    def layer(self, i):
+        if self.value is None:
+            self.value = self.entry.load()
+        out = np.array(self.value[i])
+        self.taken.add(i)
+        if len(self.taken) == self.entry.shape[0]:
+            self.value, self.taken = None, set()
+        return out
 
 
 def _rename_block_part(rest):

@@ -43,8 +43,15 @@ def load_h5(model, path):
     found = _file_layers(path)
     expected = {layer.name: layer for layer in model.layers if layer.weights}
     missing = sorted(set(expected) - set(found))
-    unexpected = sorted(set(found) - set(expected))
+    # A file's classifier layers are not needed by a model without them.
+    unexpected = sorted(set(found) - set(expected) - {"head", "pre_logits"})
     mismatched, skip_head = [], False
+    if "head" in expected and "pre_logits" in found and "pre_logits" not in expected:
+        skip_head = True
+        logger.warning(
+            "Head not loaded from %s: it follows a pre_logits layer that the model does not have "
+            "(representation_size=None); a new zero-initialized head is used.", path,
+        )
     for name in set(expected) & set(found):
         layer = expected[name]
         file_shapes = found[name]
@@ -66,7 +73,7 @@ def load_h5(model, path):
                 mismatched.append((name, want, have))
     if missing or unexpected or mismatched:
         raise WeightsMismatchError(path, missing, unexpected, mismatched)
-    model.load_weights(path, skip_mismatch=skip_head)
+    model.load_weights(path, skip_mismatch=skip_head or bool(set(found) - set(expected)))
     if skip_head:
         for w in model.get_layer("head").weights:
             w.assign(np.zeros(w.shape, w.dtype))

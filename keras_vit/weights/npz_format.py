@@ -9,7 +9,7 @@ import numpy as np
 from keras_vit.layers.posemb_resize import infer_square_grid
 from keras_vit.weights import big_vision_format
 from keras_vit.weights.errors import WeightsMismatchError
-from keras_vit.weights.npz_reader import NpzCheckpoint
+from keras_vit.weights.npz_reader import Entry, NpzCheckpoint
 from keras_vit.weights.targets import model_family, model_targets
 
 logger = logging.getLogger("keras_vit")
@@ -49,12 +49,12 @@ def load_npz(model, path):
         entries = ckpt.entries
         if big_vision_format.is_big_vision(entries):
             entries = big_vision_format.to_vit_layout(entries)
-        _assign(model, entries, path)
+        _assign(model, entries, path, verify=ckpt.verify)
     finally:
         ckpt.close()
 
 
-def _assign(model, entries, source):
+def _assign(model, entries, source, verify=None):
     targets = model_targets(model)
     family = model_family(model)
     model_groups = {g for g in map(_group, targets) if g}
@@ -80,6 +80,10 @@ def _assign(model, entries, source):
             ok = _squeezed(found) == _squeezed(target.shape)
         if not ok:
             mismatched.append((key, target.file_shape, found))
+        elif target.layer is not None and found[1] != target.shape[1]:
+            # Resized now, so a grid that cannot be resized fails before any write.
+            resized = target.layer.resized(entries[key].load(), None)
+            plan.append((target, Entry(resized.shape, lambda v=resized: v)))
         else:
             plan.append((target, entries[key]))
     unexpected = [k for k in entries if k not in targets and not (_group(k) and _group(k) not in model_groups)]
@@ -95,12 +99,10 @@ def _assign(model, entries, source):
         hints.append("this is a ViT checkpoint: use a ViT builder")
     if missing or unexpected or mismatched:
         raise WeightsMismatchError(source, missing, unexpected, mismatched, hints)
+    if verify is not None:
+        verify()
     for target, entry in plan:
-        value = entry.load()
-        if target.layer is not None:
-            value = target.layer.resized(value, None)
-        else:
-            value = value.reshape(target.shape)
+        value = entry.load().reshape(target.shape)
         target.variable.assign(value.astype(target.variable.dtype))
     if "head" in skip:
         for key, target in targets.items():

@@ -67,5 +67,16 @@ class NpzCheckpoint:
         except (ValueError, zipfile.BadZipFile, OSError, EOFError) as e:
             raise WeightsError(f"{self.path!r}: cannot read array {info.filename!r} ({e})") from None
 
+    def verify(self):
+        """Reads every array through once (zip CRC checks, in 16 MB chunks)
+        so that corrupt data is found before the model is touched."""
+        for info in self._zip.infolist():
+            try:
+                with self._zip.open(info) as f:
+                    while f.read(1 << 24):
+                        pass
+            except (zipfile.BadZipFile, OSError, EOFError, ValueError) as e:
+                raise WeightsError(f"{self.path!r}: array {info.filename!r} is corrupt ({e}); download the file again") from None
+
     def close(self):
         self._zip.close()
