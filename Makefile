@@ -16,8 +16,13 @@ $(VENV)/.installed: setup.cfg pyproject.toml
 
 install: $(VENV)/.installed
 
+# Pretrain a small ViT at 16 px on the embedded digits, then fine-tune it
+# at 24 px (position embeddings resized, new head), as the paper does.
 demo: install
-	KERAS_BACKEND=$${KERAS_BACKEND:-jax} $(PY) recipes/demo.py --workdir=runs/demo
+	KERAS_BACKEND=$${KERAS_BACKEND:-jax} $(PY) recipes/pretrain.py --workdir=runs/pretrain \
+	  --image_size=16 --epochs=100 --crop_min_area=0.3 --verbose=2
+	KERAS_BACKEND=$${KERAS_BACKEND:-jax} $(PY) recipes/finetune.py --workdir=runs/finetune \
+	  --init=runs/pretrain --image_size=24 --epochs=20 --crop_min_area=0.3 --verbose=2
 
 # Each backend in its own process (KERAS_BACKEND is read at import); the
 # full-size builders (parameter counts only) run once, on the first backend.

@@ -4,8 +4,10 @@ Configs are plain data: builders read them, nothing else lives here.
 """
 import difflib
 
-# width (D), MLP width, heads, layers
+# width (D), MLP width, heads, layers. "Mu" is not from the paper: a micro
+# size for CPU demos and tests.
 VIT_WIDTHS = {
+    "Mu": dict(hidden_size=64, mlp_dim=128, num_heads=4, num_layers=4),
     "Ti": dict(hidden_size=192, mlp_dim=768, num_heads=3, num_layers=12),
     "S": dict(hidden_size=384, mlp_dim=1536, num_heads=6, num_layers=12),
     "B": dict(hidden_size=768, mlp_dim=3072, num_heads=12, num_layers=12),
@@ -58,3 +60,10 @@ def decode_variant(name):
 def closest(name, names):
     match = difflib.get_close_matches(name, names, n=3)
     return f" Did you mean {' or '.join(repr(m) for m in match)}?" if match else ""
+
+
+def total_stride(config):
+    """Pixels per token side of a decoded ViT/hybrid config."""
+    stages = config.get("resnet_stages")
+    feature = 1 if stages is None else 4 * 2 ** max(len(stages) - 1, 0)
+    return config["patch_size"] * feature
