@@ -26,6 +26,10 @@ def define(mode, workdir, image_size, lr, steps_help):
                       "keras.distribution (KERAS_BACKEND=jax).")
     flags.DEFINE_string("tpu", None, "Cloud TPU name, or 'local' on a TPU VM (with --strategy=tpu).")
     flags.DEFINE_integer("model_parallel", 2, "Devices per model replica with --strategy=model_parallel.")
+    flags.DEFINE_string("coordinator_address", None, "Multi-host JAX: host:port of process 0 (else the "
+                        "KERAS_DISTRIBUTION_JOB_ADDRESSES variable).")
+    flags.DEFINE_integer("num_processes", None, "Multi-host JAX: number of processes.")
+    flags.DEFINE_integer("process_id", None, "Multi-host JAX: this process's index.")
     flags.DEFINE_bool("mixed_precision", False, "bfloat16 compute, float32 variables.")
     flags.DEFINE_integer("grad_accum", 1, "Gradient accumulation steps.")
     flags.DEFINE_integer("seed", 0, "Random seed (data order, augmentation, initialization).")
@@ -45,7 +49,7 @@ def define(mode, workdir, image_size, lr, steps_help):
 def settings(mode, extra):
     f = flags.FLAGS
     names = ["model", "dataset", "data_dir", "image_size", "batch_size", "steps", "epochs", "steps_per_epoch",
-             "lr", "warmup_steps", "strategy", "tpu", "model_parallel", "mixed_precision", "grad_accum", "seed",
+             "lr", "warmup_steps", "strategy", "tpu", "model_parallel", "coordinator_address", "num_processes", "process_id", "mixed_precision", "grad_accum", "seed",
              "workdir", "dropout", "loss", "label_smoothing", "mixup", "randaugment", "crop_min_area", "pooling",
              "representation_size", "preempt_after_steps"] + extra
     out = {n: f[n].value for n in names}
@@ -61,7 +65,7 @@ def main_for(mode, extra):
 
         try:
             run(**settings(mode, extra))
-        except ValueError as e:
+        except (ValueError, RuntimeError) as e:
             raise SystemExit(f"error: {e}") from None
 
     return main

@@ -64,6 +64,8 @@ def test_bad_settings_fail_before_training(overrides, match, tmp_path):
 def test_tpu_without_tpu_fails_cleanly(tmp_path):
     with pytest.raises(RuntimeError, match="no TPU devices"):
         training.run(**dict(TINY_RUN, workdir=str(tmp_path), strategy="tpu", tpu="local"))
+    with pytest.raises(RuntimeError, match="cannot reach the TPU"):
+        training.run(**dict(TINY_RUN, workdir=str(tmp_path), strategy="tpu", tpu="no-such-tpu"))
 
 
 def _recipe(script, *args, env=None):

@@ -53,6 +53,8 @@ def check_strategy(strategy, backend=None):
 
 def make_distribution(strategy="none", tpu=None, model_parallel=2, coordinator=None, num_processes=None,
                       process_id=None):
+    """`coordinator`, `num_processes`, `process_id`: multi-host JAX (else
+    the KERAS_DISTRIBUTION_* variables, else one host)."""
     check_strategy(strategy)
     if strategy == "none":
         return Distribution("none")
@@ -117,7 +119,10 @@ def _tpu(tpu):
         if tpu != "local":
             tf.config.experimental_connect_to_cluster(resolver)
         tf.tpu.experimental.initialize_tpu_system(resolver)
-    except (ValueError, RuntimeError, tf.errors.OpError) as e:
-        raise RuntimeError(f"--tpu={tpu!r}: cannot reach the TPU ({e})") from None
+    except Exception as e:  # resolvers raise URLError, ValueError, OpError, ...
+        raise RuntimeError(
+            f"--tpu={tpu!r}: cannot reach the TPU ({type(e).__name__}: {e}); check the TPU name and that "
+            "this machine is in the TPU's project and zone"
+        ) from None
     s = tf.distribute.TPUStrategy(resolver)
     return Distribution("tpu", s, s.num_replicas_in_sync)

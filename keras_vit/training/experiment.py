@@ -21,7 +21,7 @@ from keras_vit.training.report import ThroughputMeter, write_curves
 DEFAULTS = dict(
     mode="pretrain", model="Mu/4", dataset=vit_data.EMBEDDED, data_dir=None, image_size=16, batch_size=64,
     steps=None, epochs=None, steps_per_epoch=None, lr=None, weight_decay=0.1, warmup_steps=None, decay="linear",
-    strategy="none", tpu=None, model_parallel=2, mixed_precision=False, grad_accum=1, seed=0,
+    strategy="none", tpu=None, model_parallel=2, coordinator_address=None, num_processes=None, process_id=None, mixed_precision=False, grad_accum=1, seed=0,
     workdir="runs/pretrain", init=None, dropout=0.0, loss="softmax", label_smoothing=0.0, mixup=0.0,
     randaugment=False, crop_min_area=0.05, ema=None, pooling=None, representation_size=None, verbose="auto",
     preempt_after_steps=None,
@@ -74,7 +74,8 @@ def run(**overrides):
         keras.config.set_dtype_policy("mixed_bfloat16")
     train_src = vit_data.load_source(cfg["dataset"], "train", cfg["data_dir"])
     val_src = vit_data.load_source(cfg["dataset"], "validation", cfg["data_dir"])
-    dist = make_distribution(cfg["strategy"], cfg["tpu"], cfg["model_parallel"])
+    dist = make_distribution(cfg["strategy"], cfg["tpu"], cfg["model_parallel"], cfg["coordinator_address"],
+                             cfg["num_processes"], cfg["process_id"])
     if cfg["batch_size"] % dist.num_replicas:
         raise ValueError(
             f"--batch_size={cfg['batch_size']} is not divisible by the {dist.num_replicas} replicas of "
