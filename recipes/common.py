@@ -41,6 +41,10 @@ def define(mode, workdir, image_size, lr, steps_help):
     flags.DEFINE_float("crop_min_area", 0.05, "Smallest inception-crop area fraction (the paper: 0.05).")
     flags.DEFINE_bool("randaugment", False, "AugReg-style RandAugment (2 ops per batch).")
     flags.DEFINE_enum("pooling", None, ["token", "gap"], "ViT classifier: class token or mean of tokens.")
+    flags.DEFINE_enum("position_embedding", "learned_1d", ["none", "learned_1d", "learned_2d", "relative", "sincos_2d"],
+                      "Position information (the paper's Appendix D.4 ablation).")
+    flags.DEFINE_enum("posemb_placement", "stem", ["stem", "every_layer", "every_layer_shared"],
+                      "Where learned absolute position embeddings are added.")
     flags.DEFINE_integer("representation_size", None, "Width of a tanh pre_logits layer.")
     flags.DEFINE_integer("preempt_after_steps", None, "Testing: exit abruptly after this many steps.")
     flags.DEFINE_string("verbose", "auto", "Keras fit verbosity: auto, 0, 1 or 2.")
@@ -51,7 +55,7 @@ def settings(mode, extra):
     names = ["model", "dataset", "data_dir", "image_size", "batch_size", "steps", "epochs", "steps_per_epoch",
              "lr", "warmup_steps", "strategy", "tpu", "model_parallel", "coordinator_address", "num_processes", "process_id", "mixed_precision", "grad_accum", "seed",
              "workdir", "dropout", "loss", "label_smoothing", "mixup", "randaugment", "crop_min_area", "pooling",
-             "representation_size", "preempt_after_steps"] + extra
+             "representation_size", "preempt_after_steps", "position_embedding", "posemb_placement"] + extra
     out = {n: f[n].value for n in names}
     out["verbose"] = f.verbose if f.verbose == "auto" else int(f.verbose)
     out["mode"] = mode

@@ -10,6 +10,9 @@ from keras_vit.layers.hybrid_root import HybridRoot
 from keras_vit.layers.patch_embedding import PatchEmbedding
 from keras_vit.layers.posemb_resize import resize_position_embedding
 from keras_vit.layers.position_embedding import PositionEmbedding
+from keras_vit.layers.position_embedding_2d import PositionEmbedding2D
+from keras_vit.layers.relative_position import RelativePositionLogits
+from keras_vit.layers.sincos_position_embedding import SinCosPositionEmbedding, sincos_2d_table
 from keras_vit.layers.preact_bottleneck import PreActBottleneck
 from keras_vit.layers.std_conv import StdConv2D
 from keras_vit.layers.token_pooling import TokenPooling
@@ -22,6 +25,9 @@ __all__ = [
     "MultiHeadDotProductAttention",
     "PatchEmbedding",
     "PositionEmbedding",
+    "PositionEmbedding2D",
+    "RelativePositionLogits",
+    "SinCosPositionEmbedding",
     "PreActBottleneck",
     "StdConv2D",
     "TokenPooling",
@@ -29,4 +35,5 @@ __all__ = [
     "TransformerEncoderBlock",
     "gelu_tanh",
     "resize_position_embedding",
+    "sincos_2d_table",
 ]

@@ -3,6 +3,8 @@ import math
 import keras
 from keras import ops
 
+from keras_vit.layers.relative_position import RelativePositionLogits
+
 
 @keras.saving.register_keras_serializable(package="keras_vit")
 class MultiHeadDotProductAttention(keras.layers.Layer):
@@ -16,9 +18,13 @@ class MultiHeadDotProductAttention(keras.layers.Layer):
     probabilities explicitly and take the unfused path.
     """
 
-    def __init__(self, num_heads, attention_dropout_rate=0.0, flash_attention=None, **kwargs):
+    def __init__(self, num_heads, attention_dropout_rate=0.0, flash_attention=None, relative_positions=None,
+                 **kwargs):
         super().__init__(**kwargs)
         self.num_heads = int(num_heads)
+        # Sequence length for 1-D relative attention logits; None: no bias.
+        self.relative_positions = None if relative_positions is None else int(relative_positions)
+        self.relative = None
         self.attention_dropout_rate = float(attention_dropout_rate)
         self.flash_attention = flash_attention
         self.dropout = keras.layers.Dropout(self.attention_dropout_rate, dtype=self.dtype_policy)
@@ -43,6 +49,11 @@ class MultiHeadDotProductAttention(keras.layers.Layer):
             shape=(h, d, dim), initializer=_glorot_2d((h * d, dim)), name="out_kernel"
         )
         self.out_bias = self.add_weight(shape=(dim,), initializer="zeros", name="out_bias")
+        if self.relative_positions is not None:
+            self.relative = RelativePositionLogits(
+                self.relative_positions, h, dtype=self.dtype_policy, name="relative"
+            )
+            self.relative.build((None, self.relative_positions, h, d))
 
     def _project(self, x, proj):
         kernel = ops.reshape(getattr(self, f"{proj}_kernel"), (self.hidden_size, -1))
@@ -53,15 +64,21 @@ class MultiHeadDotProductAttention(keras.layers.Layer):
 
     def call(self, x, training=None, return_attention_scores=False):
         q, k, v = (self._project(x, p) for p in ("query", "key", "value"))
+        scale = 1.0 / math.sqrt(self.head_dim)
+        bias = None
+        if self.relative is not None:
+            bias = self.relative(q * ops.cast(scale, q.dtype))
         explicit = return_attention_scores or (training and self.attention_dropout_rate > 0)
         if explicit:
-            logits = ops.einsum("bqhd,bkhd->bhqk", q, k) / ops.cast(math.sqrt(self.head_dim), q.dtype)
+            logits = ops.einsum("bqhd,bkhd->bhqk", q, k) * ops.cast(scale, q.dtype)
+            if bias is not None:
+                logits = logits + bias
             # Softmax in float32 keeps mixed precision stable.
             probs = ops.cast(ops.softmax(ops.cast(logits, "float32"), axis=-1), q.dtype)
             dropped = self.dropout(probs, training=training)
             out = ops.einsum("bhqk,bkhd->bqhd", dropped, v)
         else:
-            out = ops.dot_product_attention(q, k, v, flash_attention=self.flash_attention)
+            out = ops.dot_product_attention(q, k, v, bias=bias, flash_attention=self.flash_attention)
         shape = ops.shape(out)
         out = ops.reshape(out, (shape[0], shape[1], self.hidden_size))
         out_kernel = ops.cast(ops.reshape(self.out_kernel, (self.hidden_size, self.hidden_size)), x.dtype)
@@ -79,6 +96,7 @@ class MultiHeadDotProductAttention(keras.layers.Layer):
             num_heads=self.num_heads,
             attention_dropout_rate=self.attention_dropout_rate,
             flash_attention=self.flash_attention,
+            relative_positions=self.relative_positions,
         )
         return config
 

@@ -25,6 +25,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
         attention_dropout_rate=0.0,
         layer_norm_epsilon=1e-6,
         flash_attention=None,
+        relative_positions=None,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -34,10 +35,12 @@ class TransformerEncoderBlock(keras.layers.Layer):
         self.attention_dropout_rate = float(attention_dropout_rate)
         self.layer_norm_epsilon = float(layer_norm_epsilon)
         self.flash_attention = flash_attention
+        self.relative_positions = relative_positions
         policy = self.dtype_policy
         self.norm_1 = keras.layers.LayerNormalization(epsilon=layer_norm_epsilon, dtype=policy, name="norm_1")
         self.attention = MultiHeadDotProductAttention(
-            num_heads, attention_dropout_rate, flash_attention=flash_attention, dtype=policy, name="attention"
+            num_heads, attention_dropout_rate, flash_attention=flash_attention,
+            relative_positions=relative_positions, dtype=policy, name="attention",
         )
         self.norm_2 = keras.layers.LayerNormalization(epsilon=layer_norm_epsilon, dtype=policy, name="norm_2")
         bias_init = keras.initializers.RandomNormal(stddev=1e-6)
@@ -91,5 +94,6 @@ class TransformerEncoderBlock(keras.layers.Layer):
             attention_dropout_rate=self.attention_dropout_rate,
             layer_norm_epsilon=self.layer_norm_epsilon,
             flash_attention=self.flash_attention,
+            relative_positions=self.relative_positions,
         )
         return config

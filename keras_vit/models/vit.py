@@ -7,6 +7,8 @@ from keras_vit.layers import (
     HybridRoot,
     PatchEmbedding,
     PositionEmbedding,
+    PositionEmbedding2D,
+    SinCosPositionEmbedding,
     TokenPooling,
     TransformerEncoderBlock,
 )
@@ -35,6 +37,8 @@ def VisionTransformer(
     attention_dropout_rate=0.0,
     posemb_resize="linear",
     flash_attention=None,
+    position_embedding="learned_1d",
+    posemb_placement="stem",
     preset_family=None,
 ):
     """Builds a Vision Transformer for any configuration.
@@ -62,6 +66,12 @@ def VisionTransformer(
         posemb_resize: `"linear"` (reference) or `"bicubic"` resizing of
             position embeddings loaded from another grid.
         flash_attention: passed to `keras.ops.dot_product_attention`.
+        position_embedding: the paper's ablation (Appendix D.4): `"none"`,
+            `"learned_1d"` (the published checkpoints), `"learned_2d"` (X and
+            Y embeddings of D/2 each), `"relative"` (1-D relative attention
+            logits biasing each block's attention) or `"sincos_2d"` (fixed).
+        posemb_placement: for learned kinds, `"stem"` (added once),
+            `"every_layer"` (one per block) or `"every_layer_shared"`.
         preset_family: the builder name whose presets `weights` may name.
     """
     from keras_vit.weights import load_weights, preset_image_size
@@ -70,6 +80,13 @@ def VisionTransformer(
         check_choice("pooling", pooling, ("token", "gap"))
     check_classes(classes, include_top)
     check_choice("posemb_resize", posemb_resize, ("linear", "bicubic"))
+    check_choice("position_embedding", position_embedding, POSITION_EMBEDDINGS)
+    check_choice("posemb_placement", posemb_placement, ("stem", "every_layer", "every_layer_shared"))
+    if posemb_placement != "stem" and position_embedding not in ("learned_1d", "learned_2d"):
+        raise ValueError(
+            f"posemb_placement={posemb_placement!r} needs a learned absolute position embedding "
+            f"('learned_1d' or 'learned_2d'), received position_embedding={position_embedding!r}"
+        )
     if representation_size is not None and (not isinstance(representation_size, int) or representation_size < 1):
         raise ValueError(f"representation_size must be None or a positive int, received {representation_size!r}")
     if hidden_size % num_heads:
@@ -103,15 +120,30 @@ def VisionTransformer(
     if token_pooling == "token":
         x = ClassToken(name="cls")(x)
         prefix = 1
-    x = PositionEmbedding(grid, prefix, resize_method=posemb_resize, name="posembed_input")(x)
+    def posemb(name):
+        if position_embedding == "learned_1d":
+            return PositionEmbedding(grid, prefix, resize_method=posemb_resize, name=name)
+        if position_embedding == "learned_2d":
+            return PositionEmbedding2D(grid, prefix, name=name)
+        return SinCosPositionEmbedding(grid, prefix, name=name)
+
+    if posemb_placement == "stem" and position_embedding not in ("none", "relative"):
+        x = posemb("posembed_input")(x)
     x = keras.layers.Dropout(dropout_rate, name="posemb_dropout")(x)
+    shared = posemb("posembed_shared") if posemb_placement == "every_layer_shared" else None
+    relative = prefix + grid[0] * grid[1] if position_embedding == "relative" else None
     for i in range(num_layers):
+        if posemb_placement == "every_layer":
+            x = posemb(f"posembed_{i}")(x)
+        elif shared is not None:
+            x = shared(x)
         x = TransformerEncoderBlock(
             num_heads,
             mlp_dim,
             dropout_rate=dropout_rate,
             attention_dropout_rate=attention_dropout_rate,
             flash_attention=flash_attention,
+            relative_positions=relative,
             name=f"encoderblock_{i}",
         )(x)
     x = keras.layers.LayerNormalization(epsilon=1e-6, name="encoder_norm")(x)
@@ -131,6 +163,9 @@ def VisionTransformer(
     if weights is not None:
         load_weights(model, weights, preset_family=preset_family)
     return model
+
+
+POSITION_EMBEDDINGS = ("none", "learned_1d", "learned_2d", "relative", "sincos_2d")
 
 
 def _named(builder_name, variant, doc_name):

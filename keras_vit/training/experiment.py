@@ -23,7 +23,7 @@ DEFAULTS = dict(
     steps=None, epochs=None, steps_per_epoch=None, lr=None, weight_decay=0.1, warmup_steps=None, decay="linear",
     strategy="none", tpu=None, model_parallel=2, coordinator_address=None, num_processes=None, process_id=None, mixed_precision=False, grad_accum=1, seed=0,
     workdir="runs/pretrain", init=None, dropout=0.0, loss="softmax", label_smoothing=0.0, mixup=0.0,
-    randaugment=False, crop_min_area=0.05, ema=None, pooling=None, representation_size=None, verbose="auto",
+    randaugment=False, crop_min_area=0.05, ema=None, position_embedding="learned_1d", posemb_placement="stem", pooling=None, representation_size=None, verbose="auto",
     preempt_after_steps=None,
 )
 
@@ -94,7 +94,8 @@ def run(**overrides):
         kwargs = dict(input_shape=(cfg["image_size"], cfg["image_size"], 3), classes=train_src.num_classes)
         if vit_config_for(cfg["model"]):
             kwargs.update(dropout_rate=cfg["dropout"], pooling=cfg["pooling"],
-                          representation_size=cfg["representation_size"])
+                          representation_size=cfg["representation_size"],
+                          position_embedding=cfg["position_embedding"], posemb_placement=cfg["posemb_placement"])
         if finetune:
             kwargs["weights"] = _init_path(cfg["init"])
         model = builder(**kwargs)

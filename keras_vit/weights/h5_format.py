@@ -8,10 +8,12 @@ import logging
 
 import numpy as np
 
-from keras_vit.layers import PositionEmbedding
+from keras_vit.layers import PositionEmbedding, PositionEmbedding2D, RelativePositionLogits
 from keras_vit.weights.errors import WeightsError, WeightsMismatchError
 
 logger = logging.getLogger("keras_vit")
+
+RESIZING_LAYERS = (PositionEmbedding2D, RelativePositionLogits)
 
 
 def _file_layers(path):
@@ -60,8 +62,15 @@ def load_h5(model, path):
             if not posemb or posemb[0][-1] != layer.pos_embedding.shape[-1]:
                 mismatched.append((name, layer.pos_embedding.shape, posemb[0] if posemb else ()))
             continue
-        want = sorted(tuple(w.shape) for w in layer.weights)
-        have = sorted(tuple(s) for s in file_shapes.values())
+        if isinstance(layer, RESIZING_LAYERS):
+            continue
+        # Position tables nested in a layer (relative attention) resize
+        # themselves on load: compare everything else.
+        resizing = [sub for sub in layer._flatten_layers(include_self=False) if isinstance(sub, RESIZING_LAYERS)]
+        skip_ids = {id(w) for sub in resizing for w in sub.weights}
+        want = sorted(tuple(w.shape) for w in layer.weights if id(w) not in skip_ids)
+        have = sorted(tuple(s) for k, s in file_shapes.items()
+                      if not any(f"{sub.name}/vars" in k for sub in resizing))
         if want != have:
             if name == "head":
                 skip_head = True

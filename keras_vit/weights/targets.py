@@ -3,6 +3,8 @@ model under its key in the published layouts (vision_transformer for ViT
 and hybrids, big_transfer for BiT), with the shape the files store it in."""
 import keras
 
+from keras_vit.weights.errors import WeightsError
+
 from keras_vit.layers import (
     BiTRoot,
     Bottleneck,
@@ -61,8 +63,13 @@ def _layer_targets(layer, bit):
         return _dense("embedding", layer.projection)
     if isinstance(layer, ClassToken):
         return [("cls", Target(layer.cls))]
-    if isinstance(layer, PositionEmbedding):
+    if isinstance(layer, PositionEmbedding) and name == "posembed_input":
         return [("Transformer/posembed_input/pos_embedding", Target(layer.pos_embedding, layer=layer))]
+    if isinstance(layer, TransformerEncoderBlock) and layer.attention.relative is not None:
+        raise WeightsError(
+            "relative position attention has no published .npz layout; save and load this variant "
+            "with .weights.h5 or .keras"
+        )
     if isinstance(layer, TransformerEncoderBlock):
         p = f"Transformer/{name}"
         attn = layer.attention
@@ -110,8 +117,9 @@ def _layer_targets(layer, bit):
     if isinstance(layer, keras.layers.GroupNormalization) and name == "group_norm":
         return _gn("resnet/group_norm", layer, "gamma", "beta")
     if layer.weights:
-        raise NotImplementedError(
-            f"layer {name!r} ({type(layer).__name__}) has no place in the published checkpoint layouts"
+        raise WeightsError(
+            f"layer {name!r} ({type(layer).__name__}) has no place in the published .npz layouts; save "
+            "and load this model with .weights.h5 or .keras"
         )
     return []
 
