@@ -22,7 +22,7 @@ demo: install
 	KERAS_BACKEND=$${KERAS_BACKEND:-jax} $(PY) recipes/pretrain.py --workdir=runs/pretrain \
 	  --image_size=16 --epochs=100 --crop_min_area=0.3 --verbose=2
 	KERAS_BACKEND=$${KERAS_BACKEND:-jax} $(PY) recipes/finetune.py --workdir=runs/finetune \
-	  --init=runs/pretrain --image_size=24 --epochs=20 --crop_min_area=0.3 --verbose=2
+	  --init=runs/pretrain --image_size=24 --epochs=20 --lr=0.03 --crop_min_area=0.3 --verbose=2
 
 # Each backend in its own process (KERAS_BACKEND is read at import); the
 # full-size builders (parameter counts only) run once, on the first backend.
