@@ -86,3 +86,26 @@ def test_tfds_by_name_with_mock_data():
 def test_unprepared_tfds_dataset_says_how_to_prepare(tmp_path):
     with pytest.raises(data.DataError, match="tfds build oxford_flowers102 --data_dir"):
         data.load_source("oxford_flowers102", "train", data_dir=str(tmp_path))
+
+
+def test_folder_with_split_subfolders_shares_labels(tmp_path):
+    rng = np.random.default_rng(0)
+    for split, classes in (("train", ("a", "b", "c")), ("val", ("a", "c"))):
+        for cls in classes:
+            os.makedirs(tmp_path / split / cls)
+            for i in range(2):
+                tf.io.write_file(str(tmp_path / split / cls / f"{i}.png"),
+                                 tf.io.encode_png(rng.integers(0, 255, (6, 6, 3), dtype=np.uint8)))
+    train = data.load_source(str(tmp_path), "train")
+    val = data.load_source(str(tmp_path), "validation")
+    assert train.num_classes == val.num_classes == 3
+    assert sorted(int(y) for _, y in val.dataset) == [0, 0, 2, 2]
+
+
+def test_randaugment_keeps_images_in_range():
+    src = data.load_source(data.EMBEDDED, "train")
+    x, _ = next(iter(data.train_dataset(src, 16, 32, randaugment=True)))
+    plain, _ = next(iter(data.train_dataset(src, 16, 32)))
+    assert x.numpy().min() >= -1.0 and x.numpy().max() <= 1.0
+    # Photometric ops move pixels but keep the images recognisable.
+    assert np.abs(x.numpy() - plain.numpy()).mean() < 0.5

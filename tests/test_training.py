@@ -181,3 +181,19 @@ def test_mixed_precision_and_gradient_accumulation(tmp_path):
     finally:
         keras.config.set_dtype_policy("float32")
     assert np.isfinite(summary["val_loss"]) and summary["steps"] == 8
+
+
+def test_finished_workdir_is_reported_not_retrained(tmp_path):
+    first = training.run(**dict(TINY_RUN, steps=2, steps_per_epoch=2, workdir=str(tmp_path)))
+    mtime = os.path.getmtime(os.path.join(tmp_path, "model.weights.h5"))
+    again = training.run(**dict(TINY_RUN, steps=2, steps_per_epoch=2, workdir=str(tmp_path)))
+    assert again == first and os.path.getmtime(os.path.join(tmp_path, "model.weights.h5")) == mtime
+
+
+def test_mixed_precision_does_not_leak_into_the_next_run(tmp_path):
+    try:
+        training.run(**dict(TINY_RUN, steps=2, steps_per_epoch=2, mixed_precision=True, workdir=str(tmp_path / "a")))
+        training.run(**dict(TINY_RUN, steps=2, steps_per_epoch=2, workdir=str(tmp_path / "b")))
+        assert keras.config.dtype_policy().name == "float32"
+    finally:
+        keras.config.set_dtype_policy("float32")

@@ -86,8 +86,8 @@ def _augment_batch(seed, mixup, randaugment):
 
 
 def _rand_augment(images, seed):
-    """Two random ops per batch from a small photometric/geometric set, on
-    [-1, 1] images (brightness, contrast, saturation, hue, flip, translate)."""
+    """Two random ops per batch from a small photometric/geometric set
+    (brightness, contrast, saturation, hue, vertical flip, translation)."""
     ops = [
         lambda x, s: tf.image.stateless_random_brightness(x, 0.3, s),
         lambda x, s: tf.image.stateless_random_contrast(x, 0.7, 1.3, s),
@@ -97,8 +97,10 @@ def _rand_augment(images, seed):
         lambda x, s: tf.roll(x, shift=tf.random.stateless_uniform([], s, -2, 3, tf.int32), axis=2),
     ]
     seeds = tf.random.experimental.stateless_split(seed, 4)
+    # The colour ops expect [0, 1].
+    images = (images + 1.0) / 2.0
     for j in range(2):
         choice = tf.random.stateless_uniform([], seeds[2 * j], 0, len(ops), tf.int32)
         op_seed = seeds[2 * j + 1]
         images = tf.switch_case(choice, [lambda f=f: f(images, op_seed) for f in ops])
-    return tf.clip_by_value(images, -1.0, 1.0)
+    return tf.clip_by_value(images * 2.0 - 1.0, -1.0, 1.0)

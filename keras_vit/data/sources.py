@@ -58,17 +58,25 @@ def _folder(root, split):
     `val`) subfolders each split reads its own, otherwise 10% is held out."""
     if not os.path.isdir(root):
         raise DataError(f"image folder {root!r} does not exist; expected root/<class>/<image>.jpg")
-    split_dirs = {"train": ["train"], "validation": ["validation", "val"]}
-    for candidate in split_dirs[split]:
+    train_dir = os.path.join(root, "train")
+    if not os.path.isdir(train_dir):
+        return _folder_files(root, split, _classes(root))
+    classes = _classes(train_dir)  # one label map for both splits
+    for candidate in ("validation", "val"):
         if os.path.isdir(os.path.join(root, candidate)):
-            return _folder_files(os.path.join(root, candidate), None)
-    return _folder_files(root, split)
+            return _folder_files(train_dir if split == "train" else os.path.join(root, candidate), None, classes)
+    return _folder_files(train_dir, split, classes)
 
 
-def _folder_files(root, holdout_split):
-    classes = sorted(d for d in os.listdir(root) if os.path.isdir(os.path.join(root, d)))
+def _classes(root):
+    return sorted(d for d in os.listdir(root) if os.path.isdir(os.path.join(root, d)))
+
+
+def _folder_files(root, holdout_split, classes):
     files, labels = [], []
     for label, cls in enumerate(classes):
+        if not os.path.isdir(os.path.join(root, cls)):
+            continue
         for f in sorted(os.listdir(os.path.join(root, cls))):
             if f.lower().endswith(IMAGE_EXTENSIONS):
                 files.append(os.path.join(root, cls, f))
@@ -116,7 +124,9 @@ def _tfds(name, split, data_dir):
             "downloads, e.g. imagenet2012, go in DIR/downloads/manual), then pass --data_dir=DIR"
         ) from None
     label = "label"
-    ds = ds.map(lambda ex: (ex["image"], ex[label]))
+    channels = info.features["image"].shape[-1]
+    to_rgb = tf.image.grayscale_to_rgb if channels == 1 else (lambda image: image)
+    ds = ds.map(lambda ex: (to_rgb(ex["image"]), ex[label]))
     try:
         count = info.splits[split].num_examples
     except KeyError:  # metadata without split sizes (e.g. tfds.testing.mock_data)

@@ -1,7 +1,6 @@
 """The paper's position-embedding ablation (Appendix D.4, Table 8), at the
 scale of the machine: the same model and schedule, one run per variant and
 seed, validation accuracy as the table's entries."""
-import json
 import os
 
 import numpy as np
@@ -24,22 +23,16 @@ COLUMNS = [("stem", "at the stem"), ("every_layer", "every layer"), ("every_laye
 
 
 def run_ablation(workdir, seeds=(0, 1), variants=VARIANTS, **settings):
-    """Trains every (variant, seed) with `settings` (as `run`); results are
-    cached per run in `workdir/<variant>-<placement>-s<seed>/summary.json`."""
+    """Trains every (variant, seed) with `settings` (as `run`), one workdir
+    each (`workdir/<variant>-<placement>-s<seed>`): finished runs are reused
+    and interrupted ones resume."""
     results = {}
     for kind, placement in variants:
-        accs = []
-        for seed in seeds:
-            sub = os.path.join(workdir, f"{kind}-{placement}-s{seed}")
-            summary_path = os.path.join(sub, "summary.json")
-            if os.path.exists(summary_path):
-                with open(summary_path) as f:
-                    summary = json.load(f)
-            else:
-                summary = run(**dict(settings, position_embedding=kind, posemb_placement=placement, seed=seed,
-                                     workdir=sub))
-            accs.append(summary["val_accuracy"])
-        results[(kind, placement)] = accs
+        results[(kind, placement)] = [
+            run(**dict(settings, position_embedding=kind, posemb_placement=placement, seed=seed,
+                       workdir=os.path.join(workdir, f"{kind}-{placement}-s{seed}")))["val_accuracy"]
+            for seed in seeds
+        ]
     return results
 
 

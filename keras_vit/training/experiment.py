@@ -69,9 +69,16 @@ def run(**overrides):
         raise TypeError(f"unknown settings {sorted(unknown)}")
     cfg = dict(DEFAULTS, **overrides)
     builder = validate(cfg)
+    finished = os.path.join(cfg["workdir"], "summary.json")
+    if os.path.exists(finished):
+        # BackupAndRestore drops its backup when a run completes: a rerun of
+        # a finished workdir reports it instead of training from scratch.
+        print(f"{cfg['workdir']} holds a finished run; delete it (or use another --workdir) to train again")
+        with open(finished) as f:
+            return json.load(f)
     keras.utils.set_random_seed(cfg["seed"])
-    if cfg["mixed_precision"]:
-        keras.config.set_dtype_policy("mixed_bfloat16")
+    # Set both ways: the policy is global and outlives one run in a process.
+    keras.config.set_dtype_policy("mixed_bfloat16" if cfg["mixed_precision"] else "float32")
     train_src = vit_data.load_source(cfg["dataset"], "train", cfg["data_dir"])
     val_src = vit_data.load_source(cfg["dataset"], "validation", cfg["data_dir"])
     dist = make_distribution(cfg["strategy"], cfg["tpu"], cfg["model_parallel"], cfg["coordinator_address"],
