@@ -33,10 +33,10 @@ def train_preprocess(image, image_size, seed, min_area=0.05):
     image = inception_crop(image, seeds[0], area_range=(min_area, 1.0))
     image = tf.image.resize(image, (image_size, image_size), method="bilinear", antialias=True)
     image = tf.image.stateless_random_flip_left_right(image, seeds[1])
-    return tf.cast(image, tf.float32) / 127.5 - 1.0
+    return to_unit_range(image)
 
 
 def eval_preprocess(image, image_size):
     """Resize -> [-1, 1]."""
     image = tf.image.resize(image, (image_size, image_size), method="bilinear", antialias=True)
-    return tf.cast(image, tf.float32) / 127.5 - 1.0
+    return to_unit_range(image)
