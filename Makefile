@@ -2,11 +2,13 @@
 #   make demo   install, then a short offline pretrain-then-fine-tune run
 #   make test   install, then the whole test suite on every Keras backend
 VENV := .venv
+comma := ,
+space := $(subst ,, )
 PY := $(VENV)/bin/python
 BACKENDS ?= tensorflow jax torch
 export TF_CPP_MIN_LOG_LEVEL ?= 3
 
-.PHONY: install demo test
+.PHONY: install demo test bench
 
 $(VENV)/.installed: setup.cfg pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -33,3 +35,15 @@ test: install
 	  KERAS_BACKEND=$$b $(PY) -m pytest -q -n 2 -p no:cacheprovider -m "$$marks"; \
 	  first=0; \
 	done
+
+# Throughput on every backend, ours against timm and keras-hub in the same
+# run, in a venv of its own (see the [bench] extra); results under bench/.
+BENCH_VENV := .venv-bench
+$(BENCH_VENV)/.installed: setup.cfg pyproject.toml
+	test -x $(BENCH_VENV)/bin/python || python3 -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/python -m pip install -q --upgrade pip
+	$(BENCH_VENV)/bin/python -m pip install -q -e ".[jax,bench]"
+	touch $@
+
+bench: $(BENCH_VENV)/.installed
+	$(BENCH_VENV)/bin/python benchmarks/throughput.py --backends=$(subst $(space),$(comma),$(BACKENDS)) --out=bench

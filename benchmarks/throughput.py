@@ -1,36 +1,61 @@
-"""Throughput of keras_vit against peers and the machine's limit, on the
-current Keras backend (run once per KERAS_BACKEND):
+"""Throughput and memory of keras_vit against peers and the machine's limit,
+every Keras backend in one run (`make bench` installs the peers):
 
-    KERAS_BACKEND=jax python benchmarks/throughput.py --json=bench_jax.json
+    python benchmarks/throughput.py --backends=tensorflow,jax,torch --out=bench
 
-- the machine's float32 matmul FLOP/s (large square matmul, this backend),
-- ViT-B/16 inference at 224 px (batch 8) and a ViT-S/16 training step
-  (batch 16, AdamW, 1000 classes): images/s and utilization (model FLOP/s
-  over the matmul rate; FLOPs counted from the config),
-- the same for keras-hub's ViTBackbone (same backend) and timm (PyTorch),
-  when installed,
-- the training preprocessing from JPEG files, images/s per core.
+Each measurement runs in a fresh process of its own (KERAS_BACKEND is read at
+import, peak RSS is per process, and torchvision cannot be imported after
+tensorflow-text), one after another so that none competes for the cores:
+
+- matmul: the backend's float32 matmul FLOP/s (2048^3, compiled where the
+  backend compiles); the utilization of each model is its FLOP/s over this;
+- ViT-B/16 inference at 224 px (batch 8) and a ViT-S/16 AdamW training step
+  at 224 px (batch 16, 1000 classes) for keras_vit, keras-hub's ViTBackbone
+  with the same configuration on the same backend, and timm (PyTorch);
+- peak RSS of a ViT-B/16 training step (batch 16), without and with remat;
+- the training input pipeline from JPEG files on disk, images/s per core.
+
+Writes OUT/results.json and OUT/table.md, and prints the table.
 """
 import json
 import os
+import platform
+import resource
+import subprocess
+import sys
 import tempfile
 import time
 
 from absl import app, flags
 
-flags.DEFINE_string("json", None, "Write the results here too.")
-flags.DEFINE_integer("repeats", 5, "Timed repetitions after warm-up.")
+flags.DEFINE_list("backends", ["tensorflow", "jax", "torch"], "Keras backends to measure.")
+flags.DEFINE_string("out", "bench", "Folder for results.json and table.md.")
+flags.DEFINE_integer("repeats", 5, "Timed repetitions after warm-up (the median is reported).")
+flags.DEFINE_bool("memory", True, "Also measure peak RSS of a ViT-B/16 training step, remat off and on.")
+flags.DEFINE_bool("huge_pages", True, "Run every measurement (ours and the peers alike) with glibc's malloc on "
+                  "transparent huge pages, as keras_vit's recipes do (recipes/common.py).")
+flags.DEFINE_string("task", None, "Internal: run one measurement in this process and print it as JSON.")
 FLAGS = flags.FLAGS
 
+INFERENCE_BATCH, TRAIN_BATCH, MEMORY_BATCH = 8, 16, 16
+B16 = dict(dim=768, mlp=3072, heads=12, layers=12)
+S16 = dict(dim=384, mlp=1536, heads=6, layers=12)
 
-def vit_forward_flops(image=224, patch=16, dim=768, mlp=3072, layers=12, classes=1000, cls=True):
-    n = (image // patch) ** 2 + int(cls)
-    embed = 2 * (image // patch) ** 2 * patch * patch * 3 * dim
+
+def vit_forward_flops(dim, mlp, layers, image=224, patch=16, classes=1000, **_):
+    """Multiply-adds x 2 of one image through a ViT with a class token."""
+    grid = (image // patch) ** 2
+    n = grid + 1
+    embed = 2 * grid * patch * patch * 3 * dim
     block = 2 * n * dim * 3 * dim + 2 * 2 * n * n * dim + 2 * n * dim * dim + 2 * 2 * n * dim * mlp
     return embed + layers * block + 2 * dim * classes
 
 
-def _time(fn, repeats):
+INFERENCE_FLOPS = vit_forward_flops(**B16)
+TRAIN_FLOPS = 3 * vit_forward_flops(**S16)  # forward + backward (2x forward)
+
+
+def _times(fn, repeats):
     fn()
     fn()
     times = []
@@ -38,23 +63,18 @@ def _time(fn, repeats):
         start = time.perf_counter()
         fn()
         times.append(time.perf_counter() - start)
-    return sorted(times)[len(times) // 2]
+    return sorted(times)
 
 
-def matmul_flops(repeats):
-    import keras
-    import numpy as np
-
-    n = 2048
-    a = keras.ops.convert_to_tensor(np.random.rand(n, n).astype("float32"))
-    b = keras.ops.convert_to_tensor(np.random.rand(n, n).astype("float32"))
-    # Operands are arguments, not captured constants, so no compiler can fold
-    # the product away.
-    fn = _compiled(lambda a, b: keras.ops.matmul(a, b))
-    return 2 * n**3 / _time(lambda: keras.ops.convert_to_numpy(fn(a, b)[0, 0]), repeats)
+def _median_time(fn, repeats):
+    return _times(fn, repeats)[repeats // 2]
 
 
-def _compiled(fn):
+# ---- measurements, each run by a worker process -----------------------------
+
+def compiled(fn):
+    """`fn` compiled as the backend compiles (XLA for jax and tensorflow; torch
+    runs eagerly, as its matmul dispatches straight to the BLAS)."""
     import keras
 
     if keras.backend.backend() == "jax":
@@ -68,59 +88,120 @@ def _compiled(fn):
     return fn
 
 
-def keras_inference(model, batch, repeats):
+def task_matmul(repeats):
+    import keras
     import numpy as np
 
-    x = np.random.rand(batch, 224, 224, 3).astype("float32")
+    n = 2048
+    a = keras.ops.convert_to_tensor(np.random.rand(n, n).astype("float32"))
+    b = keras.ops.convert_to_tensor(np.random.rand(n, n).astype("float32"))
+    matmul = compiled(keras.ops.matmul)
+    # Operands are arguments, not captured constants, so nothing folds away.
+    # The limit is a peak: the fastest of 3x the repeats, not the median.
+    seconds = _times(lambda: keras.ops.convert_to_numpy(matmul(a, b)[0, 0]), 3 * repeats)[0]
+    return {"matmul_gflops": 2 * n**3 / seconds / 1e9}
+
+
+def _keras_inference(model, repeats):
+    import numpy as np
+
+    x = np.random.default_rng(0).random((INFERENCE_BATCH, 224, 224, 3), dtype="float32")
     model.predict_on_batch(x)
-    return batch / _time(lambda: model.predict_on_batch(x), repeats)
+    return INFERENCE_BATCH / _median_time(lambda: model.predict_on_batch(x), repeats)
 
 
-def keras_training(model, batch, repeats):
+def _keras_train_step(model, batch):
     import keras
     import numpy as np
 
     model.compile(keras.optimizers.AdamW(1e-4), keras.losses.SparseCategoricalCrossentropy(from_logits=True))
-    x = np.random.rand(batch, 224, 224, 3).astype("float32")
+    x = np.random.default_rng(0).random((batch, 224, 224, 3), dtype="float32")
     y = np.zeros((batch,), "int32")
-    return batch / _time(lambda: model.train_on_batch(x, y), repeats)
+    return lambda: model.train_on_batch(x, y)
 
 
-def keras_hub_models():
+def _ours(config, **kwargs):
+    import keras_vit
+
+    return keras_vit.VisionTransformer(
+        patch_size=16, hidden_size=config["dim"], mlp_dim=config["mlp"], num_heads=config["heads"],
+        num_layers=config["layers"], input_shape=(224, 224, 3), classes=1000, **kwargs
+    )
+
+
+def _keras_hub(config):
     import keras
     import keras_hub
 
-    def backbone(dim, mlp, heads, layers):
-        inputs = keras.Input((224, 224, 3))
-        bb = keras_hub.models.ViTBackbone(image_shape=(224, 224, 3), patch_size=16, num_layers=layers,
-                                          num_heads=heads, hidden_dim=dim, mlp_dim=mlp)
-        x = bb(inputs)[:, 0]
-        return keras.Model(inputs, keras.layers.Dense(1000)(x))
+    inputs = keras.Input((224, 224, 3))
+    backbone = keras_hub.models.ViTBackbone(
+        image_shape=(224, 224, 3), patch_size=16, num_layers=config["layers"], num_heads=config["heads"],
+        hidden_dim=config["dim"], mlp_dim=config["mlp"],
+    )
+    tokens = backbone(inputs)
+    return keras.Model(inputs, keras.layers.Dense(1000)(tokens[:, 0]))
 
-    return backbone(768, 3072, 12, 12), backbone(384, 1536, 6, 12)
+
+def task_ours_inference(repeats):
+    return {"ours_inference_img_s": _keras_inference(_ours(B16), repeats)}
 
 
-def timm_numbers(repeats):
+def task_ours_train(repeats):
+    step = _keras_train_step(_ours(S16), TRAIN_BATCH)
+    return {"ours_train_img_s": TRAIN_BATCH / _median_time(step, repeats)}
+
+
+def task_keras_hub_inference(repeats):
+    return {"keras_hub_inference_img_s": _keras_inference(_keras_hub(B16), repeats)}
+
+
+def task_keras_hub_train(repeats):
+    step = _keras_train_step(_keras_hub(S16), TRAIN_BATCH)
+    return {"keras_hub_train_img_s": TRAIN_BATCH / _median_time(step, repeats)}
+
+
+def task_timm(repeats):
     import timm
     import torch
 
     b16 = timm.create_model("vit_base_patch16_224").eval()
-    x = torch.rand(8, 3, 224, 224)
+    x = torch.rand(INFERENCE_BATCH, 3, 224, 224)
     with torch.inference_mode():
-        inf = 8 / _time(lambda: b16(x), repeats)
+        inference = INFERENCE_BATCH / _median_time(lambda: b16(x), repeats)
     s16 = timm.create_model("vit_small_patch16_224").train()
-    opt = torch.optim.AdamW(s16.parameters(), 1e-4)
-    xs, ys = torch.rand(16, 3, 224, 224), torch.zeros(16, dtype=torch.long)
+    optimizer = torch.optim.AdamW(s16.parameters(), 1e-4)
+    xs, ys = torch.rand(TRAIN_BATCH, 3, 224, 224), torch.zeros(TRAIN_BATCH, dtype=torch.long)
 
     def step():
-        opt.zero_grad()
+        optimizer.zero_grad()
         torch.nn.functional.cross_entropy(s16(xs), ys).backward()
-        opt.step()
+        optimizer.step()
 
-    return inf, 16 / _time(step, repeats)
+    return {"timm_inference_img_s": inference, "timm_train_img_s": TRAIN_BATCH / _median_time(step, repeats)}
 
 
-def pipeline_rate():
+def _peak_memory(remat):
+    import psutil
+
+    step = _keras_train_step(_ours(B16, remat=remat), MEMORY_BATCH)
+    built = psutil.Process().memory_info().rss
+    step()  # compiles
+    start = time.perf_counter()
+    step()
+    seconds = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return {"peak_rss_mb": peak / 2**20, "step_rss_growth_mb": (peak - built) / 2**20, "step_seconds": seconds}
+
+
+def task_memory(repeats):
+    return {"memory": _peak_memory(remat=False)}
+
+
+def task_memory_remat(repeats):
+    return {"memory_remat": _peak_memory(remat=True)}
+
+
+def task_pipeline(repeats):
     import numpy as np
     import tensorflow as tf
 
@@ -128,53 +209,143 @@ def pipeline_rate():
 
     root = tempfile.mkdtemp()
     rng = np.random.default_rng(0)
-    for c in range(2):
-        os.makedirs(os.path.join(root, str(c)))
+    for label in range(2):
+        os.makedirs(os.path.join(root, str(label)))
         for i in range(64):
-            jpg = tf.io.encode_jpeg(rng.integers(0, 255, (375, 500, 3), dtype=np.uint8))
-            tf.io.write_file(os.path.join(root, str(c), f"{i}.jpg"), jpg)
-    src = data.load_source(f"folder:{root}", "train")
-    ds = data.train_dataset(src, 224, 32)
-    it = iter(ds)
-    next(it)
+            jpeg = tf.io.encode_jpeg(rng.integers(0, 255, (375, 500, 3), dtype=np.uint8))
+            tf.io.write_file(os.path.join(root, str(label), f"{i}.jpg"), jpeg)
+    batches = iter(data.train_dataset(data.load_source(f"folder:{root}", "train"), 224, 32))
+    next(batches)
     start = time.perf_counter()
     for _ in range(8):
-        next(it)
-    return 8 * 32 / (time.perf_counter() - start) / os.cpu_count()
+        next(batches)
+    return {"pipeline_img_s_per_core": 8 * 32 / (time.perf_counter() - start) / os.cpu_count()}
+
+
+TASKS = {name[5:]: fn for name, fn in globals().items() if name.startswith("task_")}
+
+
+# ---- the driver -------------------------------------------------------------
+
+def _run_task(backend, task):
+    env = dict(os.environ, KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="3")
+    if FLAGS.huge_pages:
+        env["GLIBC_TUNABLES"] = "glibc.malloc.hugetlb=1"
+    cmd = [sys.executable, os.path.abspath(__file__), f"--task={task}", f"--repeats={FLAGS.repeats}"]
+    print(f"[{backend}] {task} ...", flush=True)
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
+    if proc.returncode or not lines:
+        # Recorded, not raised: one peer that fails to import must not cost
+        # the rest of a quarter-hour run.
+        errors = [line for line in (proc.stderr + proc.stdout).splitlines() if "Error" in line or "error" in line]
+        reason = (errors or [f"exit code {proc.returncode}"])[-1].strip()
+        print(f"[{backend}] {task} failed: {reason}", flush=True)
+        return {f"{task}_error": reason}
+    result = json.loads(lines[-1][len("RESULT "):])
+    print(f"[{backend}] {task}: {result}", flush=True)
+    return result
+
+
+def measure(backend):
+    tasks = ["matmul", "ours_inference", "ours_train", "keras_hub_inference", "keras_hub_train"]
+    if backend == "tensorflow":
+        tasks.append("pipeline")  # tf.data: the same whichever backend trains
+    if backend == "torch":
+        tasks.append("timm")
+    if FLAGS.memory:
+        tasks += ["memory", "memory_remat"]
+    out = {"backend": backend}
+    for task in tasks:
+        out.update(_run_task(backend, task))
+    peak = out["matmul_gflops"] * 1e9
+    for who in ("ours", "keras_hub", "timm"):
+        for kind, flops in (("inference", INFERENCE_FLOPS), ("train", TRAIN_FLOPS)):
+            if f"{who}_{kind}_img_s" in out:
+                out[f"{who}_{kind}_utilization"] = out[f"{who}_{kind}_img_s"] * flops / peak
+    return out
+
+
+def machine():
+    import psutil
+
+    model = platform.processor()
+    try:
+        with open("/proc/cpuinfo") as f:
+            model = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return f"{model}, {os.cpu_count()} cores, {psutil.virtual_memory().total / 2**30:.0f} GiB, {platform.system()}"
+
+
+def _versions():
+    from importlib import metadata
+
+    out = {}
+    for name in ("keras", "tensorflow-cpu", "jax", "torch", "keras-hub", "timm"):
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+def table(results):
+    def f(value, fmt="{:.2f}"):
+        return "–" if value is None else fmt.format(value)
+
+    def ratio(a, b):
+        return f(a / b if a and b else None, "{:.2f}x")
+
+    rows = [
+        "| backend | matmul GFLOP/s | B/16 inference img/s (util.) | vs keras-hub | vs timm "
+        "| S/16 train img/s (util.) | vs keras-hub | vs timm | B/16 train step peak RSS, remat off → on "
+        "| JPEG pipeline img/s/core |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    timm = next((r for r in results["backends"] if "timm_inference_img_s" in r), {})
+    for r in results["backends"]:
+        cells = [r["backend"], f(r.get("matmul_gflops"), "{:.0f}")]
+        for kind in ("inference", "train"):
+            ours = r.get(f"ours_{kind}_img_s")
+            util = r.get(f"ours_{kind}_utilization")
+            cells += [f"{f(ours)} ({f(util, '{:.0%}')})", ratio(ours, r.get(f"keras_hub_{kind}_img_s")),
+                      ratio(ours, timm.get(f"timm_{kind}_img_s"))]
+        off, on = r.get("memory"), r.get("memory_remat")
+        cells.append(f"{off['peak_rss_mb'] / 1024:.2f} → {on['peak_rss_mb'] / 1024:.2f} GiB "
+                     f"(step {off['step_seconds']:.1f} → {on['step_seconds']:.1f} s)" if off and on else "–")
+        cells.append(f(r.get("pipeline_img_s_per_core"), "{:.0f}"))
+        rows.append("| " + " | ".join(cells) + " |")
+    peers = [f"keras-hub on {r['backend']} {f(r.get('keras_hub_inference_img_s'))} / "
+             f"{f(r.get('keras_hub_train_img_s'))}" for r in results["backends"]]
+    if timm:
+        peers.append(f"timm (PyTorch) {timm['timm_inference_img_s']:.2f} / {timm['timm_train_img_s']:.2f}")
+    errors = [f"{r['backend']} {k[:-6]}: {v}" for r in results["backends"] for k, v in r.items()
+              if k.endswith("_error")]
+    lines = [f"Machine: {results['machine']}; {results['date']}; malloc on huge pages: "
+             f"{'yes' if results.get('huge_pages') else 'no'} (for every column alike).",
+             "Versions: " + ", ".join(f"{k} {v}" for k, v in results["versions"].items()) + ".", ""] + rows
+    lines += ["", "Peers in the same run, inference / training img/s: " + "; ".join(peers) + "."]
+    if errors:
+        lines += ["", "Failed: " + "; ".join(errors) + "."]
+    return "\n".join(lines) + "\n"
 
 
 def main(_):
-    import keras
-
-    import keras_vit
-
-    backend = keras.backend.backend()
-    out = {"backend": backend, "cpus": os.cpu_count()}
-    peak = matmul_flops(FLAGS.repeats)
-    out["matmul_gflops"] = peak / 1e9
-    inf_flops = vit_forward_flops()
-    train_flops = 3 * vit_forward_flops(dim=384, mlp=1536)
-    out["ours_b16_inference_img_s"] = keras_inference(keras_vit.ViT_B16(), 8, FLAGS.repeats)
-    out["ours_s16_train_img_s"] = keras_training(keras_vit.ViT_S16(), 16, FLAGS.repeats)
-    out["ours_inference_utilization"] = out["ours_b16_inference_img_s"] * inf_flops / peak
-    out["ours_train_utilization"] = out["ours_s16_train_img_s"] * train_flops / peak
-    try:
-        hub_b16, hub_s16 = keras_hub_models()
-        out["keras_hub_b16_inference_img_s"] = keras_inference(hub_b16, 8, FLAGS.repeats)
-        out["keras_hub_s16_train_img_s"] = keras_training(hub_s16, 16, FLAGS.repeats)
-    except ImportError as e:
-        out["keras_hub"] = f"not installed ({e})"
-    if backend == "torch":
-        try:
-            out["timm_b16_inference_img_s"], out["timm_s16_train_img_s"] = timm_numbers(FLAGS.repeats)
-        except ImportError as e:
-            out["timm"] = f"not installed ({e})"
-    out["pipeline_img_s_per_core"] = pipeline_rate()
-    for k, v in out.items():
-        print(f"{k:36s} {v:.3f}" if isinstance(v, float) else f"{k:36s} {v}")
-    if FLAGS.json:
-        with open(FLAGS.json, "w") as f:
-            json.dump(out, f, indent=1)
+    if FLAGS.task:
+        result = TASKS[FLAGS.task](FLAGS.repeats)
+        print("RESULT " + json.dumps(result), flush=True)
+        return
+    results = {"machine": machine(), "versions": _versions(), "date": time.strftime("%Y-%m-%d"),
+               "huge_pages": FLAGS.huge_pages,
+               "backends": [measure(b) for b in FLAGS.backends]}
+    os.makedirs(FLAGS.out, exist_ok=True)
+    with open(os.path.join(FLAGS.out, "results.json"), "w") as f:
+        json.dump(results, f, indent=1)
+    text = table(results)
+    with open(os.path.join(FLAGS.out, "table.md"), "w") as f:
+        f.write(text)
+    print(text)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ Finished runs are reused, so an interrupted ablation continues.
 """
 from absl import app, flags
 
-import common  # noqa: F401  (puts the package on the path)
+import common
 
 flags.DEFINE_string("workdir", "runs/ablate_posemb", "Output folder.")
 flags.DEFINE_integer("seeds", 2, "Seeds per variant.")
@@ -40,4 +40,5 @@ def main(_):
 
 
 if __name__ == "__main__":
+    common.use_huge_pages()
     app.run(main)

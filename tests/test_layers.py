@@ -13,6 +13,7 @@ LAYERS = [
     (layers.PositionEmbedding, dict(grid_size=(2, 3), num_prefix_tokens=1), (2, 7, 8)),
     (layers.MultiHeadDotProductAttention, dict(num_heads=2), (2, 5, 8)),
     (layers.TransformerEncoderBlock, dict(num_heads=2, mlp_dim=16), (2, 5, 8)),
+    (layers.TransformerEncoderBlock, dict(num_heads=2, mlp_dim=16, remat=True), (2, 5, 8)),
     (layers.TransformerEncoder, dict(num_layers=2, num_heads=2, mlp_dim=16), (2, 5, 8)),
     (layers.TokenPooling, dict(pooling="gap"), (2, 5, 8)),
     (layers.StdConv2D, dict(filters=4, kernel_size=3, epsilon=1e-10, epsilon_in_sqrt=True), (2, 8, 8, 3)),

@@ -53,6 +53,7 @@ def test_sigmoid_loss_sums_over_classes():
         (dict(strategy="tpu" if keras.backend.backend() != "tensorflow" else "data_parallel"),
          "is not available on the"),
         (dict(mode="finetune"), "--init is required"),
+        (dict(model="BiT_R50x1", remat=True), "--remat recomputes transformer blocks; BiT_R50x1 has none"),
     ],
 )
 def test_bad_settings_fail_before_training(overrides, match, tmp_path):

@@ -39,6 +39,7 @@ def VisionTransformer(
     flash_attention=None,
     position_embedding="learned_1d",
     posemb_placement="stem",
+    remat=False,
     preset_family=None,
 ):
     """Builds a Vision Transformer for any configuration.
@@ -72,6 +73,9 @@ def VisionTransformer(
             logits biasing each block's attention) or `"sincos_2d"` (fixed).
         posemb_placement: for learned kinds, `"stem"` (added once),
             `"every_layer"` (one per block) or `"every_layer_shared"`.
+        remat: recompute each encoder block's activations in the backward
+            pass instead of storing them (less memory, about a third more
+            compute per training step).
         preset_family: the builder name whose presets `weights` may name.
     """
     from keras_vit.weights import load_weights, preset_image_size
@@ -144,6 +148,7 @@ def VisionTransformer(
             attention_dropout_rate=attention_dropout_rate,
             flash_attention=flash_attention,
             relative_positions=relative,
+            remat=remat,
             name=f"encoderblock_{i}",
         )(x)
     x = keras.layers.LayerNormalization(epsilon=1e-6, name="encoder_norm")(x)
@@ -206,7 +211,8 @@ def _named(builder_name, variant, doc_name):
     builder.__doc__ = (
         f"Builds {doc_name} ({variant}).\n\nSame arguments as `VisionTransformer` "
         "(keras.applications signature plus representation_size, dropout_rate, "
-        "attention_dropout_rate, posemb_resize, flash_attention); dimensions come "
+        "attention_dropout_rate, posemb_resize, flash_attention, position_embedding, "
+        "posemb_placement, remat); dimensions come "
         f"from the variant table: {config}."
     )
     builder.variant = variant

@@ -24,7 +24,7 @@ DEFAULTS = dict(
     strategy="none", tpu=None, model_parallel=2, coordinator_address=None, num_processes=None, process_id=None, mixed_precision=False, grad_accum=1, seed=0,
     workdir="runs/pretrain", init=None, dropout=0.0, loss="softmax", label_smoothing=0.0, mixup=0.0,
     randaugment=False, crop_min_area=0.05, ema=None, position_embedding="learned_1d", posemb_placement="stem", pooling=None, representation_size=None, verbose="auto",
-    preempt_after_steps=None,
+    preempt_after_steps=None, remat=False,
 )
 
 
@@ -53,6 +53,8 @@ def validate(cfg):
                 f"--image_size={cfg['image_size']} is not divisible by {stride}, the patch size of "
                 f"{cfg['model']}; use {max(cfg['image_size'] // stride, 1) * stride}"
             )
+    elif cfg.get("remat"):
+        raise ValueError(f"--remat recomputes transformer blocks; {cfg['model']} has none (use a ViT or hybrid)")
     if cfg["batch_size"] < 1:
         raise ValueError(f"--batch_size must be positive, received {cfg['batch_size']}")
     check_strategy(cfg["strategy"])
@@ -102,7 +104,8 @@ def run(**overrides):
         if vit_config_for(cfg["model"]):
             kwargs.update(dropout_rate=cfg["dropout"], pooling=cfg["pooling"],
                           representation_size=cfg["representation_size"],
-                          position_embedding=cfg["position_embedding"], posemb_placement=cfg["posemb_placement"])
+                          position_embedding=cfg["position_embedding"], posemb_placement=cfg["posemb_placement"],
+                          remat=cfg["remat"])
         if finetune:
             kwargs["weights"] = _init_path(cfg["init"])
         model = builder(**kwargs)

@@ -1,0 +1,53 @@
+"""The benchmark scripts' own arithmetic and a CPU smoke run of the GPU step
+(the timed runs themselves are `make bench` and benchmarks/gpu.sh)."""
+import json
+import os
+import subprocess
+import sys
+
+import keras
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from benchmarks import throughput  # noqa: E402
+
+
+def test_vit_b16_flops_match_the_published_count():
+    # timm and the DeiT paper list ViT-B/16 at 224 px as 17.58 GMACs.
+    assert throughput.vit_forward_flops(**throughput.B16) == pytest.approx(2 * 17.58e9, rel=2e-3)
+    # S/16: 4.61 GMACs.
+    assert throughput.vit_forward_flops(**throughput.S16) == pytest.approx(2 * 4.61e9, rel=5e-3)
+
+
+def test_table_reports_same_run_ratios():
+    results = {
+        "machine": "test machine", "date": "2026-11-30", "versions": {"keras": "3"}, "huge_pages": True,
+        "backends": [
+            {"backend": "jax", "matmul_gflops": 100.0, "ours_inference_img_s": 3.0, "ours_inference_utilization": 0.9,
+             "ours_train_img_s": 2.0, "ours_train_utilization": 0.5, "keras_hub_inference_img_s": 2.5,
+             "keras_hub_train_img_s": 2.5, "memory": {"peak_rss_mb": 4096.0, "step_seconds": 10.0},
+             "memory_remat": {"peak_rss_mb": 2048.0, "step_seconds": 12.0}},
+            {"backend": "torch", "matmul_gflops": 100.0, "ours_inference_img_s": 2.0, "ours_train_img_s": 4.0,
+             "timm_inference_img_s": 1.6, "timm_train_img_s": 5.0, "keras_hub_train_error": "ImportError: x"},
+        ],
+    }
+    text = throughput.table(results)
+    jax_row = next(line for line in text.splitlines() if line.startswith("| jax"))
+    assert "3.00 (90%) | 1.20x | 1.88x" in jax_row  # vs keras-hub 2.5, vs timm 1.6 (from the torch run)
+    assert "2.00 (50%) | 0.80x | 0.40x" in jax_row
+    assert "4.00 → 2.00 GiB (step 10.0 → 12.0 s)" in jax_row
+    assert "Failed: torch keras_hub_train: ImportError: x." in text
+
+
+def test_gpu_step_runs_on_this_backend(tmp_path):
+    out = tmp_path / "gpu.json"
+    cmd = [sys.executable, os.path.join(ROOT, "benchmarks", "gpu_step.py"), "--variant=Mu/4", "--image_size=16",
+           "--batch_size=4", "--steps=2", "--no_flash", "--remat", "--no_compile", f"--out={out}"]
+    env = dict(os.environ, KERAS_BACKEND=keras.backend.backend())
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    result = json.loads(out.read_text())
+    assert result["backend"] == keras.backend.backend()
+    assert result["images_per_s"] > 0 and 0 < result["mfu"] < 1
