@@ -51,3 +51,19 @@ def test_remat_dropout_masks_change_between_steps():
     first = keras.ops.convert_to_numpy(block(x, training=True))
     second = keras.ops.convert_to_numpy(block(x, training=True))
     assert not np.allclose(first, second)
+
+
+def test_gradient_barrier_changes_no_gradient(monkeypatch):
+    from keras_vit.layers import encoder_block
+
+    x = np.random.default_rng(0).random((4, 16, 16, 3), dtype="float32")
+    y = np.arange(4) % 5
+    with_barrier = _model(False)
+    initial = with_barrier.get_weights()
+    losses = _train(with_barrier, x, y)
+    monkeypatch.setattr(encoder_block, "gradient_barrier", lambda t: t)
+    without = _model(False)
+    without.set_weights(initial)
+    np.testing.assert_allclose(_train(without, x, y), losses, rtol=1e-6)
+    for a, b in zip(with_barrier.get_weights(), without.get_weights()):
+        np.testing.assert_allclose(a, b, atol=1e-6)
