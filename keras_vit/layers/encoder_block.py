@@ -1,4 +1,5 @@
 import contextlib
+import functools
 
 import keras
 from keras import ops
@@ -93,7 +94,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
         # keras.RematScope would wrap `call` itself, which tf.recompute_grad
         # rejects in graph mode (no keyword arguments such as `training`).
         out = keras.remat(forward)(x) if self.remat else forward(x)
-        return gradient_barrier(out)
+        return gradient_barrier(out) if _xla_on_cpu() else out
 
     def _forward(self, x, training, return_attention_scores):
         y = self.norm_1(x)
@@ -127,6 +128,16 @@ class TransformerEncoderBlock(keras.layers.Layer):
             remat=self.remat,
         )
         return config
+
+
+@functools.cache
+def _xla_on_cpu():
+    """Whether blocks need `gradient_barrier`: only XLA on CPU duplicates the
+    fusions. On an accelerator its conditional would cost a device-to-host
+    sync per block, and eager PyTorch has no fusions to separate."""
+    if keras.backend.backend() not in ("jax", "tensorflow"):
+        return False
+    return all(device.lower().startswith("cpu") for device in keras.distribution.list_devices())
 
 
 @ops.custom_gradient
