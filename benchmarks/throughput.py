@@ -4,14 +4,16 @@ every Keras backend in one run (`make bench` installs the peers):
     python benchmarks/throughput.py --backends=tensorflow,jax,torch --out=bench
 
 Each measurement runs in a fresh process of its own (KERAS_BACKEND is read at
-import, peak RSS is per process, and torchvision cannot be imported after
-tensorflow-text), one after another so that none competes for the cores:
+import and peak RSS is per process), one after another so that none competes
+for the cores:
 
 - matmul: the backend's float32 matmul FLOP/s (2048^3, compiled where the
   backend compiles); the utilization of each model is its FLOP/s over this;
-- ViT-B/16 inference at 224 px (batch 8) and a ViT-S/16 AdamW training step
-  at 224 px (batch 16, 1000 classes) for keras_vit, keras-hub's ViTBackbone
-  with the same configuration on the same backend, and timm (PyTorch);
+- ViT-B/16 inference at 224 px (batch 8), then a ViT-S/16 AdamW training step
+  at 224 px (batch 16, 1000 classes): keras_vit, keras-hub's ViTBackbone with
+  the same configuration on the same backend, and timm (in the torch run)
+  built in one process and timed in turns, so that the ratios are same-minute
+  ratios (this 2-core VM drifts by up to 10% between processes);
 - peak RSS of a ViT-B/16 training step (batch 16), without and with remat;
 - the training input pipeline from JPEG files on disk, images/s per core.
 
@@ -28,12 +30,17 @@ import time
 
 from absl import app, flags
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+from recipes.common import MALLOC_TUNABLES  # noqa: E402
+
 flags.DEFINE_list("backends", ["tensorflow", "jax", "torch"], "Keras backends to measure.")
 flags.DEFINE_string("out", "bench", "Folder for results.json and table.md.")
-flags.DEFINE_integer("repeats", 5, "Timed repetitions after warm-up (the median is reported).")
+flags.DEFINE_integer("repeats", 7, "Timed repetitions of each model after warm-up, in turns with the peers "
+                     "(the median is reported).")
 flags.DEFINE_bool("memory", True, "Also measure peak RSS of a ViT-B/16 training step, remat off and on.")
-flags.DEFINE_bool("huge_pages", True, "Run every measurement (ours and the peers alike) with glibc's malloc on "
-                  "transparent huge pages, as keras_vit's recipes do (recipes/common.py).")
+flags.DEFINE_bool("fast_malloc", True, "Run every measurement (ours and the peers alike) with glibc's malloc on "
+                  "huge pages and reusing freed buffers, as keras_vit's recipes do (recipes/common.py).")
 flags.DEFINE_string("task", None, "Internal: run one measurement in this process and print it as JSON.")
 FLAGS = flags.FLAGS
 
@@ -64,10 +71,6 @@ def _times(fn, repeats):
         fn()
         times.append(time.perf_counter() - start)
     return sorted(times)
-
-
-def _median_time(fn, repeats):
-    return _times(fn, repeats)[repeats // 2]
 
 
 # ---- measurements, each run by a worker process -----------------------------
@@ -102,12 +105,27 @@ def task_matmul(repeats):
     return {"matmul_gflops": 2 * n**3 / seconds / 1e9}
 
 
-def _keras_inference(model, repeats):
+def _interleaved(steps, repeats):
+    """Median seconds of each step, timed in turns: ours and the peers share
+    one process and the same minutes, so a noisy neighbour on the machine
+    slows all of them alike instead of skewing one ratio."""
+    for step in steps.values():
+        step()
+        step()
+    times = {name: [] for name in steps}
+    for _ in range(repeats):
+        for name, step in steps.items():
+            start = time.perf_counter()
+            step()
+            times[name].append(time.perf_counter() - start)
+    return {name: sorted(t)[repeats // 2] for name, t in times.items()}
+
+
+def _keras_inference(model):
     import numpy as np
 
     x = np.random.default_rng(0).random((INFERENCE_BATCH, 224, 224, 3), dtype="float32")
-    model.predict_on_batch(x)
-    return INFERENCE_BATCH / _median_time(lambda: model.predict_on_batch(x), repeats)
+    return lambda: model.predict_on_batch(x)
 
 
 def _keras_train_step(model, batch):
@@ -142,42 +160,74 @@ def _keras_hub(config):
     return keras.Model(inputs, keras.layers.Dense(1000)(tokens[:, 0]))
 
 
-def task_ours_inference(repeats):
-    return {"ours_inference_img_s": _keras_inference(_ours(B16), repeats)}
-
-
-def task_ours_train(repeats):
-    step = _keras_train_step(_ours(S16), TRAIN_BATCH)
-    return {"ours_train_img_s": TRAIN_BATCH / _median_time(step, repeats)}
-
-
-def task_keras_hub_inference(repeats):
-    return {"keras_hub_inference_img_s": _keras_inference(_keras_hub(B16), repeats)}
-
-
-def task_keras_hub_train(repeats):
-    step = _keras_train_step(_keras_hub(S16), TRAIN_BATCH)
-    return {"keras_hub_train_img_s": TRAIN_BATCH / _median_time(step, repeats)}
-
-
-def task_timm(repeats):
+def _timm_inference():
     import timm
     import torch
 
-    b16 = timm.create_model("vit_base_patch16_224").eval()
+    model = timm.create_model("vit_base_patch16_224").eval()
     x = torch.rand(INFERENCE_BATCH, 3, 224, 224)
-    with torch.inference_mode():
-        inference = INFERENCE_BATCH / _median_time(lambda: b16(x), repeats)
-    s16 = timm.create_model("vit_small_patch16_224").train()
-    optimizer = torch.optim.AdamW(s16.parameters(), 1e-4)
-    xs, ys = torch.rand(TRAIN_BATCH, 3, 224, 224), torch.zeros(TRAIN_BATCH, dtype=torch.long)
+
+    def step():
+        with torch.inference_mode():
+            model(x)
+
+    return step
+
+
+def _timm_train_step():
+    import timm
+    import torch
+
+    model = timm.create_model("vit_small_patch16_224").train()
+    optimizer = torch.optim.AdamW(model.parameters(), 1e-4)
+    x, y = torch.rand(TRAIN_BATCH, 3, 224, 224), torch.zeros(TRAIN_BATCH, dtype=torch.long)
 
     def step():
         optimizer.zero_grad()
-        torch.nn.functional.cross_entropy(s16(xs), ys).backward()
+        torch.nn.functional.cross_entropy(model(x), y).backward()
         optimizer.step()
 
-    return {"timm_inference_img_s": inference, "timm_train_img_s": TRAIN_BATCH / _median_time(step, repeats)}
+    return step
+
+
+def _speed(kind, repeats):
+    import keras
+
+    if keras.backend.backend() == "torch":
+        try:
+            import timm  # noqa: F401  (before keras_hub: torchvision crashes if imported after tensorflow-text)
+        except ImportError:
+            pass
+    batch = INFERENCE_BATCH if kind == "inference" else TRAIN_BATCH
+    if kind == "inference":
+        builders = {"ours": lambda: _keras_inference(_ours(B16)),
+                    "keras_hub": lambda: _keras_inference(_keras_hub(B16)),
+                    "timm": _timm_inference}
+    else:
+        builders = {"ours": lambda: _keras_train_step(_ours(S16), TRAIN_BATCH),
+                    "keras_hub": lambda: _keras_train_step(_keras_hub(S16), TRAIN_BATCH),
+                    "timm": _timm_train_step}
+    if keras.backend.backend() != "torch":
+        del builders["timm"]
+    steps, out = {}, {}
+    for name, build in builders.items():
+        try:
+            steps[name] = build()
+        except Exception as e:  # a peer that is missing or broken is reported, not fatal
+            if name == "ours":
+                raise
+            out[f"{name}_{kind}_error"] = f"{type(e).__name__}: {e}".splitlines()[0][:200]
+    for name, seconds in _interleaved(steps, repeats).items():
+        out[f"{name}_{kind}_img_s"] = batch / seconds
+    return out
+
+
+def task_inference(repeats):
+    return _speed("inference", repeats)
+
+
+def task_train(repeats):
+    return _speed("train", repeats)
 
 
 def _peak_memory(remat):
@@ -229,8 +279,8 @@ TASKS = {name[5:]: fn for name, fn in globals().items() if name.startswith("task
 
 def _run_task(backend, task):
     env = dict(os.environ, KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="3")
-    if FLAGS.huge_pages:
-        env["GLIBC_TUNABLES"] = "glibc.malloc.hugetlb=1"
+    if FLAGS.fast_malloc:
+        env["GLIBC_TUNABLES"] = MALLOC_TUNABLES
     cmd = [sys.executable, os.path.abspath(__file__), f"--task={task}", f"--repeats={FLAGS.repeats}"]
     print(f"[{backend}] {task} ...", flush=True)
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
@@ -248,11 +298,9 @@ def _run_task(backend, task):
 
 
 def measure(backend):
-    tasks = ["matmul", "ours_inference", "ours_train", "keras_hub_inference", "keras_hub_train"]
+    tasks = ["matmul", "inference", "train"]
     if backend == "tensorflow":
         tasks.append("pipeline")  # tf.data: the same whichever backend trains
-    if backend == "torch":
-        tasks.append("timm")
     if FLAGS.memory:
         tasks += ["memory", "memory_remat"]
     out = {"backend": backend}
@@ -322,8 +370,8 @@ def table(results):
         peers.append(f"timm (PyTorch) {timm['timm_inference_img_s']:.2f} / {timm['timm_train_img_s']:.2f}")
     errors = [f"{r['backend']} {k[:-6]}: {v}" for r in results["backends"] for k, v in r.items()
               if k.endswith("_error")]
-    lines = [f"Machine: {results['machine']}; {results['date']}; malloc on huge pages: "
-             f"{'yes' if results.get('huge_pages') else 'no'} (for every column alike).",
+    lines = [f"Machine: {results['machine']}; {results['date']}; GLIBC_TUNABLES for every column alike: "
+             f"{results.get('malloc', 'default')}.",
              "Versions: " + ", ".join(f"{k} {v}" for k, v in results["versions"].items()) + ".", ""] + rows
     lines += ["", "Peers in the same run, inference / training img/s: " + "; ".join(peers) + "."]
     if errors:
@@ -337,7 +385,7 @@ def main(_):
         print("RESULT " + json.dumps(result), flush=True)
         return
     results = {"machine": machine(), "versions": _versions(), "date": time.strftime("%Y-%m-%d"),
-               "huge_pages": FLAGS.huge_pages,
+               "malloc": MALLOC_TUNABLES if FLAGS.fast_malloc else "default",
                "backends": [measure(b) for b in FLAGS.backends]}
     os.makedirs(FLAGS.out, exist_ok=True)
     with open(os.path.join(FLAGS.out, "results.json"), "w") as f:

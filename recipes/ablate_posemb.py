@@ -40,5 +40,5 @@ def main(_):
 
 
 if __name__ == "__main__":
-    common.use_huge_pages()
+    common.use_fast_malloc()
     app.run(main)

@@ -23,7 +23,7 @@ def test_vit_b16_flops_match_the_published_count():
 
 def test_table_reports_same_run_ratios():
     results = {
-        "machine": "test machine", "date": "2026-11-30", "versions": {"keras": "3"}, "huge_pages": True,
+        "machine": "test machine", "date": "2026-11-30", "versions": {"keras": "3"}, "malloc": "glibc.malloc.hugetlb=1",
         "backends": [
             {"backend": "jax", "matmul_gflops": 100.0, "ours_inference_img_s": 3.0, "ours_inference_utilization": 0.9,
              "ours_train_img_s": 2.0, "ours_train_utilization": 0.5, "keras_hub_inference_img_s": 2.5,
@@ -39,6 +39,18 @@ def test_table_reports_same_run_ratios():
     assert "2.00 (50%) | 0.80x | 0.40x" in jax_row
     assert "4.00 → 2.00 GiB (step 10.0 → 12.0 s)" in jax_row
     assert "Failed: torch keras_hub_train: ImportError: x." in text
+    assert "GLIBC_TUNABLES for every column alike: glibc.malloc.hugetlb=1." in text
+
+
+def test_peers_are_timed_in_turns(monkeypatch):
+    calls = []
+    clock = iter(range(1000))
+    monkeypatch.setattr(throughput.time, "perf_counter", lambda: next(clock))
+    steps = {"ours": lambda: calls.append("ours"), "peer": lambda: calls.append("peer")}
+    medians = throughput._interleaved(steps, repeats=3)
+    # Two warm-up calls each, then strictly alternating timed calls.
+    assert calls == ["ours", "ours", "peer", "peer"] + ["ours", "peer"] * 3
+    assert medians == {"ours": 1, "peer": 1}
 
 
 def test_gpu_step_runs_on_this_backend(tmp_path):
