@@ -19,6 +19,13 @@ def test_vit_b16_flops_match_the_published_count():
     assert throughput.vit_forward_flops(**throughput.B16) == pytest.approx(2 * 17.58e9, rel=2e-3)
     # S/16: 4.61 GMACs.
     assert throughput.vit_forward_flops(**throughput.S16) == pytest.approx(2 * 4.61e9, rel=5e-3)
+    # A classifier's last block for the class token only: a B/16 block is
+    # 2 * (197*768*2304 + 197*197*768*2 + 197*768*768 + 197*768*3072*2) =
+    # 2.908 GFLOP; with one query, K and V of 197 tokens and the rest for 1:
+    # 2 * (197*768*1536 + 768*768*2 + 197*768*2 + 768*3072*2) = 0.477 GFLOP.
+    saved = throughput.INFERENCE_FLOPS - throughput.EXECUTED_FLOPS["ours"]["inference"]
+    assert saved == 2907909120 - 477182976
+    assert saved / throughput.INFERENCE_FLOPS == pytest.approx(0.069, abs=1e-3)
 
 
 def test_table_reports_same_run_ratios():

@@ -14,6 +14,7 @@ LAYERS = [
     (layers.MultiHeadDotProductAttention, dict(num_heads=2), (2, 5, 8)),
     (layers.TransformerEncoderBlock, dict(num_heads=2, mlp_dim=16), (2, 5, 8)),
     (layers.TransformerEncoderBlock, dict(num_heads=2, mlp_dim=16, remat=True), (2, 5, 8)),
+    (layers.TransformerEncoderBlock, dict(num_heads=2, mlp_dim=16, query_tokens=2), (2, 5, 8)),
     (layers.TransformerEncoder, dict(num_layers=2, num_heads=2, mlp_dim=16), (2, 5, 8)),
     (layers.TokenPooling, dict(pooling="gap"), (2, 5, 8)),
     (layers.StdConv2D, dict(filters=4, kernel_size=3, epsilon=1e-10, epsilon_in_sqrt=True), (2, 8, 8, 3)),
@@ -64,6 +65,31 @@ def test_gelu_is_tanh_form():
     x = np.linspace(-4, 4, 101).astype("float32")
     expected = 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3)))
     np.testing.assert_allclose(to_np(layers.gelu_tanh(x)), expected, atol=1e-6)
+
+
+@pytest.mark.parametrize("relative", [None, 6], ids=["absolute", "relative"])
+def test_query_tokens_compute_the_first_tokens_of_the_full_block(relative):
+    full = layers.TransformerEncoderBlock(num_heads=2, mlp_dim=16, relative_positions=relative)
+    first = layers.TransformerEncoderBlock(num_heads=2, mlp_dim=16, relative_positions=relative, query_tokens=2)
+    x = np.random.default_rng(0).normal(size=(3, 6, 8)).astype("float32")
+    full.build(x.shape)
+    first.build(x.shape)
+    assert len(first.weights) == len(full.weights)
+    for src, dst in zip(full.weights, first.weights):
+        dst.assign(src + 0.1 * np.random.default_rng(1).normal(size=src.shape))  # biases and tables not zero
+        src.assign(dst)
+    expected = predict(full, x)[:, :2]
+    np.testing.assert_allclose(predict(first, x), expected, atol=1e-5)
+    _, scores = first(x, return_attention_scores=True)
+    _, full_scores = full(x, return_attention_scores=True)
+    assert tuple(scores.shape) == (3, 2, 2, 6)
+    np.testing.assert_allclose(to_np(scores), to_np(full_scores)[:, :, :2], atol=1e-6)
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "1"])
+def test_query_tokens_rejects_bad_values(bad):
+    with pytest.raises(ValueError, match=f"query_tokens must be None or a positive int, received {bad!r}"):
+        layers.TransformerEncoderBlock(num_heads=2, mlp_dim=16, query_tokens=bad)
 
 
 def test_attention_dropout_only_when_training():

@@ -73,6 +73,21 @@ def test_vit_outputs(kwargs, shape):
     assert has_cls == (kwargs.get("pooling", "token") == "token")
 
 
+def test_classifier_last_block_computes_only_the_class_token():
+    clf = randomize(keras_vit.VisionTransformer(**TINY_VIT, input_shape=(16, 20, 3), classes=3))
+    tokens = keras_vit.VisionTransformer(**TINY_VIT, input_shape=(16, 20, 3), include_top=False)
+    last = f"encoderblock_{TINY_VIT['num_layers'] - 1}"
+    assert clf.get_layer(last).query_tokens == 1 and tokens.get_layer(last).query_tokens is None
+    assert clf.get_layer("encoderblock_0").query_tokens is None
+    for layer in tokens.layers:
+        if layer.weights:
+            layer.set_weights(clf.get_layer(layer.name).get_weights())
+    x = np.random.default_rng(0).normal(size=(2, 16, 20, 3)).astype("float32")
+    head = clf.get_layer("head")
+    expected = predict(tokens, x)[:, 0] @ to_np(head.kernel) + to_np(head.bias)
+    np.testing.assert_allclose(predict(clf, x), expected, rtol=1e-5, atol=1e-5)
+
+
 def test_bit_features():
     model = keras_vit.ResNetV2((1, 1, 1, 1), include_top=False, input_shape=(64, 64, 3))
     assert model.output_shape == (None, 2, 2, 2048)

@@ -62,8 +62,11 @@ class MultiHeadDotProductAttention(keras.layers.Layer):
         shape = ops.shape(x)
         return ops.reshape(y, (shape[0], shape[1], self.num_heads, self.head_dim))
 
-    def call(self, x, training=None, return_attention_scores=False):
-        q, k, v = (self._project(x, p) for p in ("query", "key", "value"))
+    def call(self, x, training=None, return_attention_scores=False, query_tokens=None):
+        """`query_tokens=n`: only the first n tokens attend (to all tokens);
+        the output is (B, n, D)."""
+        q = self._project(x if query_tokens is None else x[:, :query_tokens], "query")
+        k, v = (self._project(x, p) for p in ("key", "value"))
         scale = 1.0 / math.sqrt(self.head_dim)
         bias = None
         if self.relative is not None:
@@ -87,8 +90,10 @@ class MultiHeadDotProductAttention(keras.layers.Layer):
             return out, probs
         return out
 
-    def compute_output_shape(self, input_shape):
-        return input_shape
+    def compute_output_shape(self, input_shape, query_tokens=None):
+        if query_tokens is None:
+            return input_shape
+        return (input_shape[0], query_tokens, input_shape[2])
 
     def get_config(self):
         config = super().get_config()

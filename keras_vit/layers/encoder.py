@@ -9,7 +9,9 @@ class TransformerEncoder(keras.layers.Layer):
     LayerNorm (`encoder_norm`), for users composing their own models.
 
     The model builders place the blocks in the functional graph instead, so
-    that intermediate tokens and attention maps can be read off by name.
+    that intermediate tokens and attention maps can be read off by name (a
+    classifier's last block computes the class token only; a model built with
+    `include_top=False` has every token of it).
     """
 
     def __init__(

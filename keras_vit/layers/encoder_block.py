@@ -23,6 +23,13 @@ class TransformerEncoderBlock(keras.layers.Layer):
     instead of keeping them (`keras.remat`), trading about a third more
     compute for memory. Dropout seeds are drawn before the recomputed
     function, so the backward pass sees the masks of the forward pass.
+
+    `query_tokens=n` computes only the first n tokens' outputs, (B, n, D):
+    they attend to every token, but the other tokens' queries, attention
+    output and MLP are skipped. A classifier's last block needs only the
+    class token, so the builders set n=1 there: all of that block but the
+    key and value projections is done for one token instead of 197, 7% of
+    ViT-B/16's FLOPs, for the same logits.
     """
 
     def __init__(
@@ -35,10 +42,15 @@ class TransformerEncoderBlock(keras.layers.Layer):
         flash_attention=None,
         relative_positions=None,
         remat=False,
+        query_tokens=None,
         **kwargs,
     ):
         super().__init__(**kwargs)
         self.remat = bool(remat)
+        if query_tokens is not None and (isinstance(query_tokens, bool) or not isinstance(query_tokens, int)
+                                         or query_tokens < 1):
+            raise ValueError(f"query_tokens must be None or a positive int, received {query_tokens!r}")
+        self.query_tokens = query_tokens
         self.num_heads = int(num_heads)
         self.mlp_dim = int(mlp_dim)
         self.dropout_rate = float(dropout_rate)
@@ -98,11 +110,12 @@ class TransformerEncoderBlock(keras.layers.Layer):
 
     def _forward(self, x, training, return_attention_scores):
         y = self.norm_1(x)
+        n = self.query_tokens
         if return_attention_scores:
-            y, scores = self.attention(y, training=training, return_attention_scores=True)
+            y, scores = self.attention(y, training=training, return_attention_scores=True, query_tokens=n)
         else:
-            y = self.attention(y, training=training)
-        x = x + self.dropout(y, training=training)
+            y = self.attention(y, training=training, query_tokens=n)
+        x = (x if n is None else x[:, :n]) + self.dropout(y, training=training)
         y = self.norm_2(x)
         y = gelu_tanh(self.mlp_dense_1(y))
         y = self.dropout(y, training=training)
@@ -113,7 +126,9 @@ class TransformerEncoderBlock(keras.layers.Layer):
         return out
 
     def compute_output_shape(self, input_shape):
-        return input_shape
+        if self.query_tokens is None:
+            return input_shape
+        return (input_shape[0], self.query_tokens, input_shape[2])
 
     def get_config(self):
         config = super().get_config()
@@ -126,6 +141,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
             flash_attention=self.flash_attention,
             relative_positions=self.relative_positions,
             remat=self.remat,
+            query_tokens=self.query_tokens,
         )
         return config
 

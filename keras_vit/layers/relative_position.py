@@ -39,12 +39,13 @@ class RelativePositionLogits(keras.layers.Layer):
         self._flat_index = (t[:, None] * (2 * self.num_tokens - 1) + offsets).astype("int32")
 
     def call(self, query):
-        """query (B, T, heads, head_dim), already scaled -> (B, heads, T, T)."""
+        """query (B, Q, heads, head_dim), already scaled, for the first Q <= T
+        tokens -> (B, heads, Q, T)."""
         table = ops.cast(self.relative_embedding, query.dtype)
         per_offset = ops.einsum("bqhd,rhd->bhqr", query, table)
         shape = ops.shape(per_offset)
         flat = ops.reshape(per_offset, (shape[0], shape[1], -1))
-        return ops.take(flat, self._flat_index, axis=-1)
+        return ops.take(flat, self._flat_index[: query.shape[1]], axis=-1)
 
     def load_own_variables(self, store):
         table = np.asarray(store["0"])

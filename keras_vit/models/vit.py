@@ -136,6 +136,10 @@ def VisionTransformer(
     x = keras.layers.Dropout(dropout_rate, name="posemb_dropout")(x)
     shared = posemb("posembed_shared") if posemb_placement == "every_layer_shared" else None
     relative = prefix + grid[0] * grid[1] if position_embedding == "relative" else None
+    # Only the class token leaves a classifier: its last block skips the
+    # other tokens' queries, attention output and MLP (the logits are the
+    # same). The token sequence (include_top=False, pooling=None) is whole.
+    class_token_only = token_pooling == "token" and (include_top or pooling is not None)
     for i in range(num_layers):
         if posemb_placement == "every_layer":
             x = posemb(f"posembed_{i}")(x)
@@ -149,6 +153,7 @@ def VisionTransformer(
             flash_attention=flash_attention,
             relative_positions=relative,
             remat=remat,
+            query_tokens=1 if class_token_only and i == num_layers - 1 else None,
             name=f"encoderblock_{i}",
         )(x)
     x = keras.layers.LayerNormalization(epsilon=1e-6, name="encoder_norm")(x)
