@@ -33,6 +33,7 @@ from absl import app, flags
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+from keras_vit.xla_cpu import MEMORY_SCHEDULER_FLAG  # noqa: E402
 from recipes.common import MALLOC_TUNABLES  # noqa: E402
 
 flags.DEFINE_list("backends", ["tensorflow", "jax", "torch"], "Keras backends to measure.")
@@ -42,6 +43,8 @@ flags.DEFINE_integer("repeats", 7, "Timed repetitions of each model after warm-u
 flags.DEFINE_bool("memory", True, "Also measure peak RSS of a ViT-B/16 training step, remat off and on.")
 flags.DEFINE_bool("fast_malloc", True, "Run every measurement (ours and the peers alike) with glibc's malloc on "
                   "huge pages and reusing freed buffers, as keras_vit's recipes do (recipes/common.py).")
+flags.DEFINE_bool("memory_scheduler", True, "On JAX, run every measurement (ours and the peers alike) with "
+                  "XLA:CPU's memory-minimizing scheduler, as keras_vit's recipes do (keras_vit/xla_cpu.py).")
 flags.DEFINE_string("task", None, "Internal: run one measurement in this process and print it as JSON.")
 FLAGS = flags.FLAGS
 
@@ -294,6 +297,8 @@ def _run_task(backend, task):
     env = dict(os.environ, KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="3")
     if FLAGS.fast_malloc:
         env["GLIBC_TUNABLES"] = MALLOC_TUNABLES
+    if FLAGS.memory_scheduler and backend == "jax":
+        env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " " + MEMORY_SCHEDULER_FLAG).strip()
     cmd = [sys.executable, os.path.abspath(__file__), f"--task={task}", f"--repeats={FLAGS.repeats}"]
     print(f"[{backend}] {task} ...", flush=True)
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
@@ -384,7 +389,7 @@ def table(results):
     errors = [f"{r['backend']} {k[:-6]}: {v}" for r in results["backends"] for k, v in r.items()
               if k.endswith("_error")]
     lines = [f"Machine: {results['machine']}; {results['date']}; GLIBC_TUNABLES for every column alike: "
-             f"{results.get('malloc', 'default')}.",
+             f"{results.get('malloc', 'default')}; XLA_FLAGS on JAX: {results.get('jax_xla_flags', 'default')}.",
              "Versions: " + ", ".join(f"{k} {v}" for k, v in results["versions"].items()) + ".", ""] + rows
     lines += ["", "Peers in the same run, inference / training img/s: " + "; ".join(peers) + "."]
     if errors:
@@ -399,6 +404,7 @@ def main(_):
         return
     results = {"machine": machine(), "versions": _versions(), "date": time.strftime("%Y-%m-%d"),
                "malloc": MALLOC_TUNABLES if FLAGS.fast_malloc else "default",
+               "jax_xla_flags": MEMORY_SCHEDULER_FLAG if FLAGS.memory_scheduler else "default",
                "backends": [measure(b) for b in FLAGS.backends]}
     os.makedirs(FLAGS.out, exist_ok=True)
     with open(os.path.join(FLAGS.out, "results.json"), "w") as f:

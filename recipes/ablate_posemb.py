@@ -40,5 +40,5 @@ def main(_):
 
 
 if __name__ == "__main__":
-    common.use_fast_malloc()
+    common.tune_runtime()
     app.run(main)

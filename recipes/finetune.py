@@ -16,5 +16,5 @@ flags.DEFINE_string("init", None, "Pretrained weights: a workdir, .weights.h5, .
 flags.DEFINE_float("ema", None, "Polyak averaging momentum (the paper: 0.9999).")
 
 if __name__ == "__main__":
-    common.use_fast_malloc()
+    common.tune_runtime()
     app.run(common.main_for("finetune", ["init", "ema"]))

@@ -15,5 +15,5 @@ flags.DEFINE_float("weight_decay", 0.1, "Decoupled weight decay (lr-scaled, as t
 flags.DEFINE_enum("decay", "linear", ["linear", "cosine"], "Decay after warmup.")
 
 if __name__ == "__main__":
-    common.use_fast_malloc()
+    common.tune_runtime()
     app.run(common.main_for("pretrain", ["weight_decay", "decay"]))

@@ -1,10 +1,17 @@
 """Rematerialization changes memory, never the numbers: a training step with
 `remat=True` (dropout on, so the recomputed forward pass must replay the
 first pass's masks) gives the losses and weights of one without it."""
+import os
+import subprocess
+import sys
+
 import keras
 import numpy as np
+import pytest
 
 import keras_vit
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _model(remat):
@@ -69,3 +76,56 @@ def test_gradient_barrier_changes_no_gradient(monkeypatch):
     np.testing.assert_allclose(_train(without, x, y), losses, rtol=1e-6)
     for a, b in zip(with_barrier.get_weights(), without.get_weights()):
         np.testing.assert_allclose(a, b, atol=1e-6)
+
+
+_XLA_MEMORY = """
+import jax, keras, numpy as np
+import keras_vit
+def temp_bytes(remat):
+    model = keras_vit.VisionTransformer(patch_size=2, hidden_size=64, mlp_dim=256, num_heads=4, num_layers=6,
+                                        input_shape=(16, 16, 3), classes=5, remat=remat)
+    tv = [v.value for v in model.trainable_variables]
+    ntv = [v.value for v in model.non_trainable_variables]
+    def loss(tv, x):
+        logits, _ = model.stateless_call(tv, ntv, x, training=True)
+        return keras.ops.mean(logits ** 2)
+    x = np.zeros((8, 16, 16, 3), "float32")
+    return jax.jit(jax.grad(loss)).lower(tv, x).compile().memory_analysis().temp_size_in_bytes
+print(temp_bytes(False), temp_bytes(True))
+"""
+
+
+@pytest.mark.skipif(keras.backend.backend() != "jax", reason="XLA:CPU's scheduler, through JAX")
+def test_remat_lowers_xla_cpu_memory_under_the_recipes_scheduler():
+    from keras_vit import xla_cpu
+
+    env = dict(os.environ, KERAS_BACKEND="jax", XLA_FLAGS=xla_cpu.MEMORY_SCHEDULER_FLAG, PYTHONPATH=ROOT)
+    proc = subprocess.run([sys.executable, "-c", _XLA_MEMORY], env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    off, on = (int(v) for v in proc.stdout.split()[-2:])
+    assert on < 0.75 * off, (off, on)  # 0.57 here; 1.0 under the default scheduler
+
+
+def test_use_memory_scheduler_sets_the_flag_once_for_jax(monkeypatch):
+    from keras_vit import xla_cpu
+
+    monkeypatch.setenv("XLA_FLAGS", "--xla_force_host_platform_device_count=2")
+    applies = xla_cpu.use_memory_scheduler()
+    assert applies == (keras.backend.backend() == "jax")
+    xla_cpu.use_memory_scheduler()
+    flags = os.environ["XLA_FLAGS"]
+    assert flags.startswith("--xla_force_host_platform_device_count=2")
+    assert flags.count(xla_cpu.MEMORY_SCHEDULER_FLAG) == (1 if applies else 0)
+
+
+@pytest.mark.skipif(keras.backend.backend() != "jax", reason="only JAX on CPU needs the scheduler flag")
+def test_remat_without_the_scheduler_flag_warns(monkeypatch, caplog):
+    from keras_vit import xla_cpu
+
+    monkeypatch.setenv("XLA_FLAGS", "")
+    monkeypatch.setattr(xla_cpu, "_warned", [])
+    with caplog.at_level("WARNING", logger="keras_vit"):
+        keras_vit.layers.TransformerEncoderBlock(num_heads=2, mlp_dim=8, remat=True)
+        keras_vit.layers.TransformerEncoderBlock(num_heads=2, mlp_dim=8, remat=True)
+    warnings = [r for r in caplog.records if "saves no memory" in r.getMessage()]
+    assert len(warnings) == 1 and xla_cpu.MEMORY_SCHEDULER_FLAG in warnings[0].getMessage()

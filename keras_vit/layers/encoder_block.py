@@ -4,6 +4,7 @@ import functools
 import keras
 from keras import ops
 
+from keras_vit import xla_cpu
 from keras_vit.layers.attention import MultiHeadDotProductAttention
 
 
@@ -51,6 +52,8 @@ class TransformerEncoderBlock(keras.layers.Layer):
                                          or query_tokens < 1):
             raise ValueError(f"query_tokens must be None or a positive int, received {query_tokens!r}")
         self.query_tokens = query_tokens
+        if self.remat:
+            xla_cpu.warn_if_remat_saves_nothing()
         self.num_heads = int(num_heads)
         self.mlp_dim = int(mlp_dim)
         self.dropout_rate = float(dropout_rate)
