@@ -46,7 +46,7 @@ def test_table_reports_same_run_ratios():
     assert "2.00 (50%) | 0.80x | 0.40x" in jax_row
     assert "4.00 → 2.00 GiB (step 10.0 → 12.0 s)" in jax_row
     assert "Failed: torch keras_hub_train: ImportError: x." in text
-    assert "GLIBC_TUNABLES for every column alike: glibc.malloc.hugetlb=1." in text
+    assert "GLIBC_TUNABLES for every column alike: glibc.malloc.hugetlb=1; XLA_FLAGS on JAX: default." in text
 
 
 def test_peers_are_timed_in_turns(monkeypatch):
