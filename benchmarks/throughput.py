@@ -78,17 +78,6 @@ EXECUTED_FLOPS = {
 }
 
 
-def _times(fn, repeats):
-    fn()
-    fn()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return sorted(times)
-
-
 # ---- measurements, each run by a worker process -----------------------------
 
 def compiled(fn):
@@ -117,14 +106,16 @@ def task_matmul(repeats):
     matmul = compiled(keras.ops.matmul)
     # Operands are arguments, not captured constants, so nothing folds away.
     # The limit is a peak: the fastest of 3x the repeats, not the median.
-    seconds = _times(lambda: keras.ops.convert_to_numpy(matmul(a, b)[0, 0]), 3 * repeats)[0]
+    step = {"matmul": lambda: keras.ops.convert_to_numpy(matmul(a, b)[0, 0])}
+    seconds = _times_in_turns(step, 3 * repeats)["matmul"][0]
     return {"matmul_gflops": 2 * n**3 / seconds / 1e9}
 
 
-def _interleaved(steps, repeats):
-    """Median seconds of each step, timed in turns: ours and the peers share
-    one process and the same minutes, so a noisy neighbour on the machine
-    slows all of them alike instead of skewing one ratio."""
+def _times_in_turns(steps, repeats):
+    """Sorted seconds of each step over `repeats` rounds after two warm-up
+    calls, the steps timed in turns: ours and the peers share one process
+    and the same minutes, so a noisy neighbour on the machine slows all of
+    them alike instead of skewing one ratio."""
     for step in steps.values():
         step()
         step()
@@ -134,7 +125,12 @@ def _interleaved(steps, repeats):
             start = time.perf_counter()
             step()
             times[name].append(time.perf_counter() - start)
-    return {name: sorted(t)[repeats // 2] for name, t in times.items()}
+    return {name: sorted(t) for name, t in times.items()}
+
+
+def _interleaved(steps, repeats):
+    """Median seconds of each step, timed in turns (`_times_in_turns`)."""
+    return {name: t[repeats // 2] for name, t in _times_in_turns(steps, repeats).items()}
 
 
 def _keras_inference(model):

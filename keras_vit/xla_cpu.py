@@ -7,6 +7,7 @@ memory: a JAX ViT-B/16 training step at batch 16 peaked at 5.5 GiB with or
 without remat. The depth-first scheduler keeps them short-lived: 4.3 GiB
 without remat and 2.4 GiB with it, and the step is no slower.
 """
+import functools
 import logging
 import os
 from importlib import metadata
@@ -28,6 +29,14 @@ def _jaxlib_knows_flag():
         digits = "".join(c for c in piece if c.isdigit())
         parts.append(int(digits or 0))
     return tuple(parts) >= _MIN_JAXLIB
+
+
+@functools.cache
+def cpu_only():
+    """Whether every device Keras computes on is a CPU."""
+    import keras
+
+    return all(device.lower().startswith("cpu") for device in keras.distribution.list_devices())
 
 
 def memory_scheduler_set():
@@ -55,9 +64,7 @@ def warn_if_remat_saves_nothing():
     """Logs once when remat runs on JAX on CPU under the default scheduler."""
     import keras
 
-    if _warned or keras.backend.backend() != "jax" or memory_scheduler_set():
-        return
-    if not all(d.lower().startswith("cpu") for d in keras.distribution.list_devices()):
+    if _warned or keras.backend.backend() != "jax" or memory_scheduler_set() or not cpu_only():
         return
     _warned.append(True)
     logger.warning(

@@ -1,5 +1,4 @@
 import contextlib
-import functools
 
 import keras
 from keras import ops
@@ -149,14 +148,11 @@ class TransformerEncoderBlock(keras.layers.Layer):
         return config
 
 
-@functools.cache
 def _xla_on_cpu():
     """Whether blocks need `gradient_barrier`: only XLA on CPU duplicates the
     fusions. On an accelerator its conditional would cost a device-to-host
     sync per block, and eager PyTorch has no fusions to separate."""
-    if keras.backend.backend() not in ("jax", "tensorflow"):
-        return False
-    return all(device.lower().startswith("cpu") for device in keras.distribution.list_devices())
+    return keras.backend.backend() in ("jax", "tensorflow") and xla_cpu.cpu_only()
 
 
 @ops.custom_gradient
